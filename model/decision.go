@@ -1,0 +1,144 @@
+package model
+
+import "time"
+
+// FragmentClass names the kind of idle capacity a start uses.
+type FragmentClass uint8
+
+const (
+	FragmentUnspecified FragmentClass = iota
+	// FragmentFree is plain free capacity, no reservation in the way.
+	FragmentFree
+	// FragmentIntraNode is free cards on a node that a job partly uses.
+	FragmentIntraNode
+	// FragmentCrossNode is single free cards spread over nodes.
+	FragmentCrossNode
+	// FragmentTemporal is cards free until a reservation claims them.
+	FragmentTemporal
+)
+
+var fragmentNames = [...]string{"unspecified", "free", "intra-node", "cross-node", "temporal"}
+
+func (f FragmentClass) String() string {
+	if int(f) < len(fragmentNames) {
+		return fragmentNames[f]
+	}
+	return "fragment(?)"
+}
+
+// PendingReason is why a queued job did not start this cycle.
+type PendingReason uint8
+
+const (
+	PendingUnspecified PendingReason = iota
+	// PendingResources: not enough free cards now.
+	PendingResources
+	// PendingReserved: the job holds a reservation.
+	PendingReserved
+	// PendingPriority: it would fit now, but would delay an earlier job's reservation.
+	PendingPriority
+	// PendingTopology: enough free cards, but not in the required topology.
+	PendingTopology
+	// PendingNeverFits: the cluster can never hold the job as asked.
+	PendingNeverFits
+	// PendingOptOut: it could only start as backfill, and it opted out.
+	PendingOptOut
+	// PendingRisk: a low-risk-only job whose preemption risk is above its limit.
+	PendingRisk
+	// PendingRuntimeCap: longer than the maximum backfill runtime.
+	PendingRuntimeCap
+	// PendingPolicy: the policy does not backfill and an earlier job waits.
+	PendingPolicy
+)
+
+var pendingNames = [...]string{"unspecified", "resources", "reserved", "priority", "topology", "never-fits", "opt-out", "risk", "runtime-cap", "policy"}
+
+func (r PendingReason) String() string {
+	if int(r) < len(pendingNames) {
+		return pendingNames[r]
+	}
+	return "pending(?)"
+}
+
+// PreemptAction is what a preempted backfill job must do.
+type PreemptAction uint8
+
+const (
+	PreemptUnspecified PreemptAction = iota
+	// PreemptSuspend: checkpoint, release the cards, requeue in place.
+	PreemptSuspend
+	// PreemptRequeue: stop and requeue; progress is lost.
+	PreemptRequeue
+)
+
+func (a PreemptAction) String() string {
+	switch a {
+	case PreemptSuspend:
+		return "suspend"
+	case PreemptRequeue:
+		return "requeue"
+	}
+	return "unspecified"
+}
+
+// Start tells the resource manager to start a job on exact cards now.
+type Start struct {
+	JobID string
+	Cards []CardRef
+	Kind  AllocKind
+	// ExpectedRetention is how long the job is expected to keep its cards
+	// before a reservation claims them; Unbounded when none claims them.
+	ExpectedRetention time.Duration
+	Unbounded         bool
+	PreemptProb       float64
+	ProtectedUntil    time.Time // zero when the start is not protected
+	Fragment          FragmentClass
+	Reason            string
+}
+
+// Reservation holds exact cards for a job from a time.
+type Reservation struct {
+	JobID      string
+	Cards      []CardRef
+	Start      time.Time
+	Confidence float64 // probability that the cards are free by Start
+}
+
+// Preemption tells the resource manager to make a backfill job yield.
+type Preemption struct {
+	JobID    string
+	Action   PreemptAction
+	Notice   time.Duration
+	Reason   string
+	ForJobID string
+}
+
+// Pending says why a queued job waits.
+type Pending struct {
+	JobID          string
+	Reason         PendingReason
+	Message        string
+	EstimatedStart time.Time // zero when unknown
+}
+
+// Stats describe how the decision was computed.
+type Stats struct {
+	Solver     string
+	LPBound    float64
+	Objective  float64
+	Gap        float64
+	SolveTime  time.Duration // filled by the caller, who owns the clock
+	Fallback   bool
+	Candidates int
+	LPRows     int
+	LPCols     int
+}
+
+// Decision is one planning cycle's answer. It is plain data: the caller acts on it.
+type Decision struct {
+	Starts       []Start
+	Reservations []Reservation
+	Preemptions  []Preemption
+	Pending      []Pending
+	Stats        Stats
+}

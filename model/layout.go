@@ -1,0 +1,152 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Layout numbers a cluster's cards densely, 0..N-1, node by node in the
+// cluster's node order and by card index within a node, and records for each
+// card its node, NVLink island and leaf switch. The planner works on these
+// numbers; CardRef is for the edges.
+type Layout struct {
+	Cards    []CardLoc
+	Nodes    []NodeLoc
+	Islands  []IslandLoc
+	Switches []string // leaf switch domain ids, sorted
+
+	byRef map[CardRef]int
+}
+
+// CardLoc is where a dense card number lives.
+type CardLoc struct {
+	Node   int32 // index into Layout.Nodes
+	Island int32 // index into Layout.Islands
+	Index  int32 // the card's index on its node
+	Usable bool  // healthy and on a schedulable node
+	Model  string
+}
+
+// NodeLoc is a node in the layout; its cards are First..First+Len-1.
+type NodeLoc struct {
+	Name   string
+	First  int
+	Len    int
+	Switch int32 // index into Layout.Switches, -1 when the node names no switch
+}
+
+// IslandLoc is an NVLink island: a set of cards on one node.
+type IslandLoc struct {
+	Node int32
+	Name string
+}
+
+// CardID returns the dense number of ref.
+func (l *Layout) CardID(ref CardRef) (int, bool) {
+	id, ok := l.byRef[ref]
+	return id, ok
+}
+
+// Ref returns the CardRef of a dense card number.
+func (l *Layout) Ref(id int) CardRef {
+	c := l.Cards[id]
+	return CardRef{Node: l.Nodes[c.Node].Name, Index: int(c.Index)}
+}
+
+// Refs converts dense card numbers to CardRefs.
+func (l *Layout) Refs(ids []int) []CardRef {
+	out := make([]CardRef, len(ids))
+	for i, id := range ids {
+		out[i] = l.Ref(id)
+	}
+	return out
+}
+
+func buildLayout(c *Cluster) *Layout {
+	l := &Layout{byRef: make(map[CardRef]int)}
+	kind := make(map[string]DomainKind, len(c.Domains))
+	parentOf := make(map[string]string, len(c.Domains))
+	for _, d := range c.Domains {
+		kind[d.ID] = d.Kind
+		parentOf[d.ID] = d.Parent
+	}
+	switchIdx := map[string]int32{}
+	leaf := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		leaf[i] = leafSwitch(n.Domains, kind, parentOf)
+		if leaf[i] != "" {
+			switchIdx[leaf[i]] = 0
+		}
+	}
+	for id := range switchIdx {
+		l.Switches = append(l.Switches, id)
+	}
+	slices.Sort(l.Switches)
+	for i, id := range l.Switches {
+		switchIdx[id] = int32(i)
+	}
+	for ni, n := range c.Nodes {
+		sw := int32(-1)
+		if leaf[ni] != "" {
+			sw = switchIdx[leaf[ni]]
+		}
+		cards := slices.Clone(n.Cards)
+		slices.SortFunc(cards, func(a, b Card) int { return cmp.Compare(a.Index, b.Index) })
+		l.Nodes = append(l.Nodes, NodeLoc{Name: n.Name, First: len(l.Cards), Len: len(cards), Switch: sw})
+		islands := map[string]int32{}
+		for _, cd := range cards {
+			isl := int32(len(l.Islands))
+			if cd.Island == "" {
+				l.Islands = append(l.Islands, IslandLoc{Node: int32(ni)})
+			} else if got, ok := islands[cd.Island]; ok {
+				isl = got
+			} else {
+				islands[cd.Island] = isl
+				l.Islands = append(l.Islands, IslandLoc{Node: int32(ni), Name: cd.Island})
+			}
+			l.byRef[CardRef{Node: n.Name, Index: cd.Index}] = len(l.Cards)
+			l.Cards = append(l.Cards, CardLoc{
+				Node:   int32(ni),
+				Island: isl,
+				Index:  int32(cd.Index),
+				Usable: !cd.Unhealthy && !n.Unschedulable,
+				Model:  cd.Model,
+			})
+		}
+	}
+	return l
+}
+
+// leafSwitch picks the node's lowest switch: a switch domain the node names
+// that is not an ancestor of another switch the node names.
+func leafSwitch(names []string, kind map[string]DomainKind, parentOf map[string]string) string {
+	var switches []string
+	for _, d := range names {
+		if kind[d] == DomainSwitch {
+			switches = append(switches, d)
+		}
+	}
+	slices.Sort(switches)
+	for _, s := range switches {
+		isAncestor := false
+		for _, o := range switches {
+			if o != s && ancestorOf(s, o, parentOf) {
+				isAncestor = true
+				break
+			}
+		}
+		if !isAncestor {
+			return s
+		}
+	}
+	return ""
+}
+
+func ancestorOf(a, b string, parentOf map[string]string) bool {
+	for i, p := 0, parentOf[b]; p != "" && i < len(parentOf); i, p = i+1, parentOf[p] {
+		if p == a {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+// Package modeltest builds model values for tests: small fluent builders
+// for jobs and clusters.
+package modeltest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/huitian/huitian/model"
+)
+
+// Epoch is the time builders use as their reference "now".
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// JobBuilder builds a model.Job.
+type JobBuilder struct{ j model.Job }
+
+// Job starts a 1-card job of one hour submitted at Epoch.
+func Job(id string) *JobBuilder {
+	return &JobBuilder{j: model.Job{ID: id, User: "u", Cards: 1, TimeLimit: time.Hour, Submit: Epoch}}
+}
+
+func (b *JobBuilder) Cards(n int) *JobBuilder                   { b.j.Cards = n; return b }
+func (b *JobBuilder) PerNode(n int) *JobBuilder                 { b.j.CardsPerNode = n; return b }
+func (b *JobBuilder) Limit(d time.Duration) *JobBuilder         { b.j.TimeLimit = d; return b }
+func (b *JobBuilder) Topology(t model.Topology) *JobBuilder     { b.j.Topology = t; return b }
+func (b *JobBuilder) Submit(t time.Time) *JobBuilder            { b.j.Submit = t; return b }
+func (b *JobBuilder) SubmitAfter(d time.Duration) *JobBuilder   { b.j.Submit = Epoch.Add(d); return b }
+func (b *JobBuilder) User(u string) *JobBuilder                 { b.j.User = u; return b }
+func (b *JobBuilder) Class(c string) *JobBuilder                { b.j.Class = c; return b }
+func (b *JobBuilder) Comm(c model.Comm) *JobBuilder             { b.j.Comm = c; return b }
+func (b *JobBuilder) Backfill(p model.BackfillPref) *JobBuilder { b.j.Backfill = p; return b }
+func (b *JobBuilder) MaxRisk(p float64) *JobBuilder             { b.j.MaxPreemptProb = p; return b }
+func (b *JobBuilder) Priority(p int) *JobBuilder                { b.j.Priority = p; return b }
+func (b *JobBuilder) Model(m string) *JobBuilder                { b.j.CardModel = m; return b }
+func (b *JobBuilder) Checkpoint(cost time.Duration) *JobBuilder {
+	b.j.Checkpointable = true
+	b.j.CheckpointCost = cost
+	return b
+}
+
+// Build returns the job.
+func (b *JobBuilder) Build() model.Job { return b.j }
+
+// HGX returns a cluster of n nodes "n000"… with 8 cards each on one NVSwitch
+// island, under leaf switches of 32 nodes "sw00"….
+func HGX(n int) *model.Cluster {
+	return Uniform(n, 8, 32)
+}
+
+// Uniform returns a cluster of n nodes with perNode cards each, all in one
+// island per node, under leaf switches of nodesPerSwitch nodes (none when 0).
+func Uniform(n, perNode, nodesPerSwitch int) *model.Cluster {
+	c := &model.Cluster{ID: "test"}
+	if nodesPerSwitch > 0 {
+		for s := 0; s*nodesPerSwitch < n; s++ {
+			c.Domains = append(c.Domains, model.Domain{ID: fmt.Sprintf("sw%02d", s), Kind: model.DomainSwitch})
+		}
+	}
+	for i := range n {
+		nd := model.Node{Name: fmt.Sprintf("n%03d", i)}
+		if nodesPerSwitch > 0 {
+			nd.Domains = []string{fmt.Sprintf("sw%02d", i/nodesPerSwitch)}
+		}
+		for k := range perNode {
+			nd.Cards = append(nd.Cards, model.Card{Index: k, UUID: fmt.Sprintf("GPU-%03d-%d", i, k), Model: "H100", MemBytes: 80 << 30, Island: "nvl0"})
+		}
+		c.Nodes = append(c.Nodes, nd)
+	}
+	return c
+}
+
+// Running returns a running job on the given cards, started at start.
+func Running(j model.Job, start time.Time, cards ...model.CardRef) model.Running {
+	return model.Running{Job: j, Cards: cards, Start: start}
+}
+
+// Ref names a card.
+func Ref(node string, index int) model.CardRef { return model.CardRef{Node: node, Index: index} }
+
+// Refs names cards first..first+n-1 of a node.
+func Refs(node string, first, n int) []model.CardRef {
+	out := make([]model.CardRef, n)
+	for i := range out {
+		out[i] = model.CardRef{Node: node, Index: first + i}
+	}
+	return out
+}

@@ -1,0 +1,280 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("model: invalid input")
+
+// Problem is one thing wrong with an input, at a field path such as
+// "running[3].cards[1]".
+type Problem struct {
+	Field   string
+	Message string
+}
+
+func (p Problem) String() string { return p.Field + ": " + p.Message }
+
+// ValidationError lists every problem found in one input.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid input: ")
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+type problems []Problem
+
+func (v *problems) add(field, format string, args ...any) {
+	*v = append(*v, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v problems) err() error {
+	if len(v) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: v}
+}
+
+func (c *Cluster) validate(v *problems, path string) {
+	if c.ID == "" {
+		v.add(path+".id", "must not be empty")
+	}
+	if len(c.Nodes) == 0 {
+		v.add(path+".nodes", "a cluster needs at least one node")
+	}
+	domains := make(map[string]int, len(c.Domains))
+	for i, d := range c.Domains {
+		p := fmt.Sprintf("%s.domains[%d]", path, i)
+		if d.ID == "" {
+			v.add(p+".id", "must not be empty")
+		} else if j, dup := domains[d.ID]; dup {
+			v.add(p+".id", "duplicate of domains[%d]", j)
+		} else {
+			domains[d.ID] = i
+		}
+		if d.Kind < DomainSwitch || d.Kind > DomainPod {
+			v.add(p+".kind", "must be switch, nvlink or pod")
+		}
+	}
+	for i, d := range c.Domains {
+		if d.Parent == "" {
+			continue
+		}
+		p := fmt.Sprintf("%s.domains[%d].parent", path, i)
+		if _, ok := domains[d.Parent]; !ok {
+			v.add(p, "domain %q does not exist", d.Parent)
+			continue
+		}
+		// A parent chain must end: walk at most len(domains) steps.
+		cur, steps := d.Parent, 0
+		for cur != "" && steps <= len(c.Domains) {
+			if cur == d.ID {
+				v.add(p, "domain %q is its own ancestor", d.ID)
+				break
+			}
+			j, ok := domains[cur]
+			if !ok {
+				break
+			}
+			cur, steps = c.Domains[j].Parent, steps+1
+		}
+	}
+	names := make(map[string]int, len(c.Nodes))
+	for i, n := range c.Nodes {
+		p := fmt.Sprintf("%s.nodes[%d]", path, i)
+		if n.Name == "" {
+			v.add(p+".name", "must not be empty")
+		} else if strings.Contains(n.Name, "/") {
+			v.add(p+".name", "must not contain '/'")
+		} else if j, dup := names[n.Name]; dup {
+			v.add(p+".name", "duplicate of nodes[%d]", j)
+		} else {
+			names[n.Name] = i
+		}
+		for j, d := range n.Domains {
+			if _, ok := domains[d]; !ok {
+				v.add(fmt.Sprintf("%s.domains[%d]", p, j), "domain %q does not exist", d)
+			}
+		}
+		if len(n.Cards) == 0 {
+			v.add(p+".cards", "a node needs at least one card")
+		}
+		index := make(map[int]int, len(n.Cards))
+		for j, cd := range n.Cards {
+			cp := fmt.Sprintf("%s.cards[%d]", p, j)
+			if cd.Index < 0 {
+				v.add(cp+".index", "must be ≥ 0, got %d", cd.Index)
+			} else if k, dup := index[cd.Index]; dup {
+				v.add(cp+".index", "card %d is also cards[%d]", cd.Index, k)
+			} else {
+				index[cd.Index] = j
+			}
+			if cd.MemBytes < 0 {
+				v.add(cp+".memory_bytes", "must be ≥ 0")
+			}
+			if cd.NUMA < -1 {
+				v.add(cp+".numa_node", "must be ≥ -1")
+			}
+		}
+		for j, cd := range n.Cards {
+			for k, l := range cd.NVLinks {
+				lp := fmt.Sprintf("%s.cards[%d].nvlinks[%d]", p, j, k)
+				if _, ok := index[l.Peer]; !ok || l.Peer == cd.Index {
+					v.add(lp+".peer_index", "card %d is not another card of node %q", l.Peer, n.Name)
+				}
+				if l.Links < 1 {
+					v.add(lp+".links", "must be ≥ 1")
+				}
+			}
+		}
+	}
+}
+
+func (j *Job) validate(v *problems, path string) {
+	if j.ID == "" {
+		v.add(path+".id", "must not be empty")
+	}
+	if j.Cards < 1 {
+		v.add(path+".cards", "must be ≥ 1, got %d", j.Cards)
+	}
+	switch {
+	case j.CardsPerNode < 0:
+		v.add(path+".cards_per_node", "must be ≥ 0, got %d", j.CardsPerNode)
+	case j.CardsPerNode > 0 && j.Cards > 0 && j.Cards%j.CardsPerNode != 0:
+		v.add(path+".cards_per_node", "%d does not divide cards %d", j.CardsPerNode, j.Cards)
+	case j.CardsPerNode > 0 && j.CardsPerNode != j.Cards &&
+		(j.Topology == TopologySameNode || j.Topology == TopologySameIsland):
+		v.add(path+".cards_per_node", "%d contradicts topology %s, which puts all %d cards on one node", j.CardsPerNode, j.Topology, j.Cards)
+	}
+	if j.Topology > TopologySameSwitch {
+		v.add(path+".topology", "unknown topology %d", j.Topology)
+	}
+	if j.Comm > CommHigh {
+		v.add(path+".comm", "unknown communication intensity %d", j.Comm)
+	}
+	if j.Backfill > BackfillLowRiskOnly {
+		v.add(path+".backfill", "unknown backfill preference %d", j.Backfill)
+	}
+	if j.TimeLimit <= 0 {
+		v.add(path+".time_limit", "must be > 0, got %v", j.TimeLimit)
+	}
+	if j.CheckpointCost < 0 {
+		v.add(path+".checkpoint_cost", "must be ≥ 0, got %v", j.CheckpointCost)
+	}
+	if !(j.MaxPreemptProb >= 0 && j.MaxPreemptProb <= 1) {
+		v.add(path+".max_preemption_probability", "must be in [0, 1], got %v", j.MaxPreemptProb)
+	}
+	if j.RequeueCount < 0 {
+		v.add(path+".requeue_count", "must be ≥ 0, got %d", j.RequeueCount)
+	}
+	if j.Submit.IsZero() {
+		v.add(path+".submit_time", "must be set")
+	}
+}
+
+// Validate checks a snapshot and returns every problem at once as a
+// *ValidationError (which wraps ErrInvalid), or nil. It seals the cluster
+// when the cluster is valid. A job that can never fit is not an error: the
+// planner reports it as pending with PendingNeverFits.
+func (s *Snapshot) Validate() error {
+	var v problems
+	if s.Now.IsZero() {
+		v.add("now", "must be set")
+	}
+	if s.Cluster == nil {
+		v.add("cluster", "must be set")
+		return v.err()
+	}
+	var cv problems
+	s.Cluster.validate(&cv, "cluster")
+	v = append(v, cv...)
+	if len(cv) == 0 {
+		s.Cluster.lay = buildLayout(s.Cluster)
+	}
+	o := s.Options
+	if o.Policy > PolicyHuitianGreedy {
+		v.add("options.policy", "unknown policy %d", o.Policy)
+	}
+	if o.ReservationDepth < 0 {
+		v.add("options.reservation_depth", "must be ≥ 0, got %d", o.ReservationDepth)
+	}
+	if o.TimeBudget < 0 {
+		v.add("options.time_budget", "must be ≥ 0, got %v", o.TimeBudget)
+	}
+	if o.OverrunGrace < 0 {
+		v.add("options.overrun_grace", "must be ≥ 0, got %v", o.OverrunGrace)
+	}
+
+	ids := make(map[string]string, len(s.Running)+len(s.Queued))
+	held := map[CardRef]int{}
+	for i, r := range s.Running {
+		p := fmt.Sprintf("running[%d]", i)
+		r.Job.validate(&v, p+".spec")
+		if r.Job.ID != "" {
+			if other, dup := ids[r.Job.ID]; dup {
+				v.add(p+".spec.id", "duplicate of %s", other)
+			} else {
+				ids[r.Job.ID] = p
+			}
+		}
+		if len(r.Cards) == 0 {
+			v.add(p+".cards", "a running job holds at least one card")
+		} else if r.Job.Cards >= 1 && len(r.Cards) != r.Job.Cards {
+			v.add(p+".cards", "holds %d cards for a job of %d", len(r.Cards), r.Job.Cards)
+		}
+		for j, ref := range r.Cards {
+			cp := fmt.Sprintf("%s.cards[%d]", p, j)
+			if len(cv) == 0 {
+				if _, ok := s.Cluster.lay.CardID(ref); !ok {
+					v.add(cp, "card %s does not exist", ref)
+					continue
+				}
+			}
+			if k, dup := held[ref]; dup {
+				v.add(cp, "card %s already held by running[%d]", ref, k)
+			} else {
+				held[ref] = i
+			}
+		}
+		if r.Start.IsZero() {
+			v.add(p+".start_time", "must be set")
+		} else if !s.Now.IsZero() && r.Start.After(s.Now) {
+			v.add(p+".start_time", "%s is after now %s", r.Start.Format("2006-01-02T15:04:05Z07:00"), s.Now.Format("2006-01-02T15:04:05Z07:00"))
+		}
+		if !(r.Progress >= 0 && r.Progress <= 1) || math.IsNaN(r.Progress) {
+			v.add(p+".progress", "must be in [0, 1], got %v", r.Progress)
+		}
+		if r.Kind > Backfill {
+			v.add(p+".kind", "unknown allocation kind %d", r.Kind)
+		}
+	}
+	for i := range s.Queued {
+		j := &s.Queued[i]
+		p := fmt.Sprintf("queued[%d]", i)
+		j.validate(&v, p)
+		if j.ID != "" {
+			if other, dup := ids[j.ID]; dup {
+				v.add(p+".id", "duplicate of %s", other)
+			} else {
+				ids[j.ID] = p
+			}
+		}
+	}
+	return v.err()
+}

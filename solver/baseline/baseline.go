@@ -1,0 +1,286 @@
+package baseline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/profile"
+)
+
+// Params choose the variant of the one algorithm.
+type Params struct {
+	Name string
+	// Depth is how many blocked jobs get a reservation: 0 none, -1 all.
+	Depth int
+	// Backfill lets later jobs start while an earlier one waits.
+	Backfill bool
+	// ShortestFirst orders backfill candidates by time limit, shortest first
+	// (ties keep queue order), once the reservations are made.
+	ShortestFirst bool
+}
+
+// DefaultHybridDepth is the reservation depth of PolicyHybridDepth when the
+// request does not give one.
+const DefaultHybridDepth = 4
+
+// ForPolicy returns the parameters of a baseline policy. depth is the
+// request's reservation depth, used by PolicyHybridDepth.
+func ForPolicy(p model.Policy, depth int) (Params, bool) {
+	switch p {
+	case model.PolicyFCFS:
+		return Params{Name: "fcfs"}, true
+	case model.PolicyEASY:
+		return Params{Name: "easy", Depth: 1, Backfill: true}, true
+	case model.PolicyConservative:
+		return Params{Name: "conservative", Depth: -1, Backfill: true}, true
+	case model.PolicyEASYSJBF:
+		return Params{Name: "easy-sjbf", Depth: 1, Backfill: true, ShortestFirst: true}, true
+	case model.PolicyHybridDepth:
+		if depth <= 0 {
+			depth = DefaultHybridDepth
+		}
+		return Params{Name: fmt.Sprintf("hybrid-%d", depth), Depth: depth, Backfill: true}, true
+	}
+	return Params{}, false
+}
+
+// Planner is a baseline planner. It keeps no state between cycles.
+type Planner struct {
+	P Params
+}
+
+// New returns a planner with the given parameters.
+func New(p Params) *Planner { return &Planner{P: p} }
+
+// Plan plans one cycle. The snapshot must be valid (model.Snapshot.Validate);
+// Plan does not modify it.
+func (pl *Planner) Plan(_ context.Context, s *model.Snapshot) (*model.Decision, error) {
+	prof, err := Load(s)
+	if err != nil {
+		return nil, err
+	}
+	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
+	w := walker{p: pl.P, s: s, prof: prof, d: d}
+	w.run(QueueOrder(s.Queued))
+	return d, nil
+}
+
+// Load builds the profile of a snapshot: every running job holds its cards
+// until its start plus its time limit. A job already past its limit is
+// assumed to end OverrunGrace from now (default one minute, a scheduling
+// cycle): the resource manager kills it at its limit, so it cannot run much
+// longer, and treating it as ending now would place a reservation on cards
+// that are still busy.
+func Load(s *model.Snapshot) (*profile.Profile, error) {
+	lay := s.Cluster.Layout()
+	prof := profile.New(lay)
+	grace := Seconds(s.Options.OverrunGrace)
+	if s.Options.OverrunGrace == 0 {
+		grace = Seconds(model.DefaultOverrunGrace)
+	}
+	for i := range s.Running {
+		r := &s.Running[i]
+		end := Rel(s.Now, r.Start.Add(r.Job.TimeLimit))
+		if end <= 0 {
+			end = grace
+		}
+		for j, ref := range r.Cards {
+			id, ok := lay.CardID(ref)
+			if !ok {
+				return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, j, ref)
+			}
+			prof.Hold(id, end)
+		}
+	}
+	return prof, nil
+}
+
+// Rel converts a time to whole seconds from now, rounding up.
+func Rel(now, t time.Time) int64 {
+	return Seconds(t.Sub(now))
+}
+
+// Seconds rounds a duration up to whole seconds.
+func Seconds(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
+	}
+	return s
+}
+
+// QueueOrder returns the indexes of the queued jobs in queue order: higher
+// priority first, then earlier submit, then id (natural order).
+func QueueOrder(q []model.Job) []int {
+	order := make([]int, len(q))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ja, jb := &q[a], &q[b]
+		if c := cmp.Compare(jb.Priority, ja.Priority); c != 0 {
+			return c
+		}
+		if c := ja.Submit.Compare(jb.Submit); c != 0 {
+			return c
+		}
+		if c := model.CompareIDs(ja.ID, jb.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return order
+}
+
+// walker walks the queue once.
+type walker struct {
+	p    Params
+	s    *model.Snapshot
+	prof *profile.Profile
+	d    *model.Decision
+
+	waiting  string // the first job that waits, "" while none does
+	reserved int
+}
+
+func (w *walker) run(order []int) {
+	q := w.s.Queued
+	// 1. In queue order: start what fits, reserve for the blocked jobs
+	// while the depth allows.
+	i := 0
+	for ; i < len(order); i++ {
+		if w.p.Depth >= 0 && w.reserved >= w.p.Depth && w.waiting != "" {
+			break
+		}
+		w.consider(&q[order[i]], true)
+	}
+	rest := order[i:]
+	// 2. Backfill the rest, shortest limit first for SJBF.
+	if w.p.ShortestFirst {
+		rest = slices.Clone(rest)
+		slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(q[a].TimeLimit, q[b].TimeLimit) })
+	}
+	for _, k := range rest {
+		w.consider(&q[k], false)
+	}
+	// Pending in queue order for a stable output.
+	pos := make(map[string]int, len(order))
+	for n, k := range order {
+		pos[q[k].ID] = n
+	}
+	slices.SortFunc(w.d.Pending, func(a, b model.Pending) int { return cmp.Compare(pos[a.JobID], pos[b.JobID]) })
+}
+
+func (w *walker) pending(j *model.Job, r model.PendingReason, format string, args ...any) {
+	w.d.Pending = append(w.d.Pending, model.Pending{JobID: j.ID, Reason: r, Message: fmt.Sprintf(format, args...)})
+}
+
+// consider starts j now if it may and fits, else reserves for it when
+// mayReserve and the depth allows, else records why it waits.
+func (w *walker) consider(j *model.Job, mayReserve bool) {
+	dur := Seconds(j.TimeLimit)
+	req := profile.RequestOf(j)
+	if why := w.neverFits(req); why != "" {
+		w.pending(j, model.PendingNeverFits, "%s", why)
+		return
+	}
+	if w.waiting != "" && !w.p.Backfill {
+		w.pending(j, model.PendingPolicy, "%s does not backfill: waits behind %s", w.p.Name, w.waiting)
+		return
+	}
+	cards, out := w.prof.FitNow(dur, req)
+	if out == profile.Fits {
+		if w.waiting != "" && j.Backfill == model.BackfillOptOut {
+			w.pending(j, model.PendingOptOut, "opted out of backfill: waits behind %s", w.waiting)
+			w.markWaiting(j)
+			return
+		}
+		w.start(j, cards, dur)
+		return
+	}
+	if mayReserve && (w.p.Depth < 0 || w.reserved < w.p.Depth) {
+		if t, rc, ok := w.prof.EarliestStart(1, dur, req); ok {
+			if err := w.prof.Reserve(rc, t, t+dur); err == nil {
+				w.reserved++
+				at := w.s.Now.Add(time.Duration(t) * time.Second)
+				w.d.Reservations = append(w.d.Reservations, model.Reservation{
+					JobID: j.ID, Cards: w.prof.Layout().Refs(rc), Start: at, Confidence: 1,
+				})
+				w.d.Pending = append(w.d.Pending, model.Pending{
+					JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
+					Message: fmt.Sprintf("holds %d cards from %s", len(rc), at.UTC().Format(time.RFC3339)),
+				})
+				w.markWaiting(j)
+				return
+			}
+		}
+	}
+	switch out {
+	case profile.NoCards:
+		w.pending(j, model.PendingResources, "needs %d cards, not enough free", j.Cards)
+	case profile.Claimed:
+		w.pending(j, model.PendingPriority, "would delay a reservation of an earlier job")
+	default:
+		w.pending(j, model.PendingTopology, "free cards do not meet %s", describe(req))
+	}
+	w.markWaiting(j)
+}
+
+func (w *walker) markWaiting(j *model.Job) {
+	if w.waiting == "" {
+		w.waiting = j.ID
+	}
+}
+
+func (w *walker) start(j *model.Job, cards []int, dur int64) {
+	if err := w.prof.Reserve(cards, 0, dur); err != nil {
+		// FitNow just placed these cards: this is a broken invariant.
+		panic(fmt.Sprintf("baseline: start of %s: %v", j.ID, err))
+	}
+	st := model.Start{
+		JobID:     j.ID,
+		Cards:     w.prof.Layout().Refs(cards),
+		Kind:      model.Regular,
+		Fragment:  model.FragmentFree,
+		Unbounded: true,
+		Reason:    "fits now in queue order",
+	}
+	if w.waiting != "" {
+		st.Kind = model.Backfill
+		st.Reason = fmt.Sprintf("backfilled while %s waits", w.waiting)
+		// The cards stay this job's until a reservation claims them.
+		claim := profile.Forever
+		for _, c := range cards {
+			claim = min(claim, w.prof.NextClaim(c, dur))
+		}
+		if claim != profile.Forever {
+			st.Unbounded = false
+			st.ExpectedRetention = time.Duration(claim) * time.Second
+			st.Fragment = model.FragmentTemporal
+		}
+	}
+	w.d.Starts = append(w.d.Starts, st)
+}
+
+func describe(r profile.Request) string {
+	s := fmt.Sprintf("%d cards %s", r.Cards, r.Topology)
+	if r.PerNode > 0 {
+		s += fmt.Sprintf(", %d per node", r.PerNode)
+	}
+	if r.Model != "" {
+		s += ", model " + r.Model
+	}
+	return s
+}
+
+// neverFits says why the usable cards of the cluster can never hold req, or "".
+func (w *walker) neverFits(req profile.Request) string {
+	if !w.prof.CanEverFit(req) {
+		return fmt.Sprintf("the cluster's usable cards can never hold %s", describe(req))
+	}
+	return ""
+}

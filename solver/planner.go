@@ -1,0 +1,47 @@
+package solver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/baseline"
+)
+
+// Planner plans one cycle: a pure function of the snapshot (and, for
+// planners with memory, of the state passed in with it).
+type Planner interface {
+	Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error)
+}
+
+// ErrUnimplemented is returned for a policy that is not built yet.
+var ErrUnimplemented = errors.New("solver: policy not implemented")
+
+// DefaultPolicy is used when a snapshot leaves the policy unspecified.
+const DefaultPolicy = model.PolicyEASY
+
+// New returns the planner for a policy.
+func New(p model.Policy, depth int) (Planner, error) {
+	if p == model.PolicyDefault {
+		p = DefaultPolicy
+	}
+	if params, ok := baseline.ForPolicy(p, depth); ok {
+		return baseline.New(params), nil
+	}
+	switch p {
+	case model.PolicyHuitian, model.PolicyHuitianGreedy:
+		return nil, fmt.Errorf("%w: %s", ErrUnimplemented, p)
+	}
+	return nil, fmt.Errorf("solver: unknown policy %d", p)
+}
+
+// Plan validates nothing: it plans a snapshot that model.Snapshot.Validate
+// accepted, with the snapshot's own policy.
+func Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	pl, err := New(s.Options.Policy, s.Options.ReservationDepth)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Plan(ctx, s)
+}

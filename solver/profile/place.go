@@ -1,0 +1,354 @@
+package profile
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/huitian/huitian/model"
+)
+
+// scratch holds per-call working memory, sized once per profile.
+type scratch struct {
+	cands  []int
+	key    []int64 // per card: placement preference, smaller first
+	nodes  []nodeGroup
+	picked []int
+
+	nodeCnt   []int32 // sweep counters
+	islandCnt []int32
+	groupCap  []int32
+	inSet     []bool
+}
+
+type nodeGroup struct {
+	node  int32
+	cards []int // a sub-slice of the candidate list
+	key   int64 // the smallest key of its cards
+}
+
+func (s *scratch) init(lay *model.Layout, ngroups int) {
+	s.key = make([]int64, len(lay.Cards))
+	s.nodeCnt = make([]int32, len(lay.Nodes))
+	s.islandCnt = make([]int32, len(lay.Islands))
+	s.groupCap = make([]int32, ngroups)
+	s.inSet = make([]bool, len(lay.Cards))
+}
+
+// place chooses cards for req among cands (sorted by card number; each
+// card's preference in sc.key) by best fit, or returns nil. The result is a
+// fresh slice sorted by card number.
+//
+// Best fit: the domain (node, island, switch) with the fewest candidate
+// cards that still holds the job, ties broken by the smaller preference key
+// and then by name; a job never spreads over more nodes or islands than it
+// must.
+func (p *Profile) place(req Request, cands []int) []int {
+	if req.Cards <= 0 || len(cands) < req.Cards {
+		return nil
+	}
+	groups := p.groupByNode(cands)
+	var got []int
+	switch req.Topology {
+	case model.TopologySameNode:
+		got = p.placeOneNode(groups, req.Cards)
+	case model.TopologySameIsland:
+		got = p.placeIsland(groups, req.Cards)
+	case model.TopologySameSwitch:
+		got = p.placeSwitch(groups, req)
+	default:
+		if req.PerNode == 0 || req.PerNode == req.Cards {
+			got = p.placeOneNode(groups, req.Cards)
+		}
+		if got == nil && req.PerNode != req.Cards {
+			got = p.placeSwitch(groups, req)
+			if got == nil {
+				got = p.placeSpread(groups, req)
+			}
+		}
+	}
+	if got == nil {
+		return nil
+	}
+	slices.Sort(got)
+	return got
+}
+
+func (p *Profile) groupByNode(cands []int) []nodeGroup {
+	gs := p.sc.nodes[:0]
+	for i := 0; i < len(cands); {
+		n := p.lay.Cards[cands[i]].Node
+		j := i
+		k := p.sc.key[cands[i]]
+		for j < len(cands) && p.lay.Cards[cands[j]].Node == n {
+			k = min(k, p.sc.key[cands[j]])
+			j++
+		}
+		gs = append(gs, nodeGroup{node: n, cards: cands[i:j], key: k})
+		i = j
+	}
+	p.sc.nodes = gs
+	return gs
+}
+
+func (p *Profile) nodeName(n int32) string { return p.lay.Nodes[n].Name }
+
+// bestNode returns the group with the fewest cards ≥ need, or -1.
+func (p *Profile) bestNode(groups []nodeGroup, need int) int {
+	best := -1
+	for i := range groups {
+		g := &groups[i]
+		if len(g.cards) < need {
+			continue
+		}
+		if best < 0 || p.lessFit(g, &groups[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func (p *Profile) lessFit(a, b *nodeGroup) bool {
+	if c := cmp.Compare(len(a.cards), len(b.cards)); c != 0 {
+		return c < 0
+	}
+	if c := cmp.Compare(a.key, b.key); c != 0 {
+		return c < 0
+	}
+	return p.nodeName(a.node) < p.nodeName(b.node)
+}
+
+func (p *Profile) placeOneNode(groups []nodeGroup, k int) []int {
+	if i := p.bestNode(groups, k); i >= 0 {
+		return p.pickInNode(groups[i].cards, k, nil)
+	}
+	return nil
+}
+
+// islandsOf splits a node's candidate cards by island, returning
+// (island, cards) runs in a stable order.
+func (p *Profile) islandsOf(cards []int) [][]int {
+	var out [][]int
+	seen := map[int32]int{}
+	for _, c := range cards {
+		isl := p.lay.Cards[c].Island
+		if i, ok := seen[isl]; ok {
+			out[i] = append(out[i], c)
+		} else {
+			seen[isl] = len(out)
+			out = append(out, []int{c})
+		}
+	}
+	return out
+}
+
+func (p *Profile) islandName(cards []int) string { return p.lay.Islands[p.lay.Cards[cards[0]].Island].Name }
+
+func (p *Profile) byKey(cards []int) {
+	slices.SortFunc(cards, func(a, b int) int {
+		if c := cmp.Compare(p.sc.key[a], p.sc.key[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
+// pickInNode takes k of a node's candidate cards: from the best-fit island
+// that holds them all, else from the fewest islands, largest first, with the
+// remainder in the best-fit island. The result is appended to dst.
+func (p *Profile) pickInNode(cards []int, k int, dst []int) []int {
+	isl := p.islandsOf(cards)
+	if len(isl) == 1 {
+		c := slices.Clone(isl[0])
+		p.byKey(c)
+		return append(dst, c[:k]...)
+	}
+	slices.SortFunc(isl, func(a, b []int) int {
+		if c := cmp.Compare(len(b), len(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(p.islandName(a), p.islandName(b))
+	})
+	for k > 0 {
+		// The smallest island that holds the remainder, if any.
+		fit := -1
+		for i, s := range isl {
+			if s != nil && len(s) >= k && (fit < 0 || len(s) < len(isl[fit])) {
+				fit = i
+			}
+		}
+		if fit < 0 {
+			for i, s := range isl { // the largest left
+				if s != nil {
+					fit = i
+					break
+				}
+			}
+		}
+		if fit < 0 {
+			return nil
+		}
+		s := isl[fit]
+		isl[fit] = nil
+		p.byKey(s)
+		n := min(k, len(s))
+		dst = append(dst, s[:n]...)
+		k -= n
+	}
+	return dst
+}
+
+func (p *Profile) placeIsland(groups []nodeGroup, k int) []int {
+	var best []int
+	var bestKey int64
+	var bestNode, bestName string
+	for _, g := range groups {
+		for _, s := range p.islandsOf(g.cards) {
+			if len(s) < k {
+				continue
+			}
+			key := p.sc.key[s[0]]
+			for _, c := range s {
+				key = min(key, p.sc.key[c])
+			}
+			name := p.islandName(s)
+			node := p.nodeName(g.node)
+			if best == nil || len(s) < len(best) ||
+				len(s) == len(best) && (key < bestKey || key == bestKey && (node < bestNode || node == bestNode && name < bestName)) {
+				best, bestKey, bestNode, bestName = s, key, node, name
+			}
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	p.byKey(best)
+	return slices.Clone(best[:k])
+}
+
+// placeSwitch places the job under the one switch group with the least
+// capacity that holds it.
+func (p *Profile) placeSwitch(groups []nodeGroup, req Request) []int {
+	if len(groups) == 0 {
+		return nil
+	}
+	capOf := func(g *nodeGroup) int {
+		if req.PerNode > 0 {
+			if len(g.cards) >= req.PerNode {
+				return 1
+			}
+			return 0
+		}
+		return len(g.cards)
+	}
+	need := req.Cards
+	if req.PerNode > 0 {
+		need = req.Cards / req.PerNode
+	}
+	type sw struct {
+		group    int32
+		capacity int
+		first    int // index into groups
+		end      int
+	}
+	// groups are in node order; switch groups need not be contiguous, so
+	// collect per group.
+	caps := map[int32]int{}
+	for i := range groups {
+		caps[p.group[groups[i].node]] += capOf(&groups[i])
+	}
+	bestG, bestCap := int32(-1), 0
+	for g, c := range caps {
+		if c < need {
+			continue
+		}
+		if bestG < 0 || c < bestCap || c == bestCap && p.groupName(g) < p.groupName(bestG) {
+			bestG, bestCap = g, c
+		}
+	}
+	if bestG < 0 {
+		return nil
+	}
+	var in []nodeGroup
+	for _, g := range groups {
+		if p.group[g.node] == bestG {
+			in = append(in, g)
+		}
+	}
+	if req.PerNode == 0 || req.PerNode == req.Cards {
+		if got := p.placeOneNode(in, req.Cards); got != nil {
+			return got
+		}
+	}
+	return p.placeSpread(in, req)
+}
+
+func (p *Profile) groupName(g int32) string {
+	if int(g) < len(p.lay.Switches) {
+		return p.lay.Switches[g]
+	}
+	// A node under no switch is a group of its own: name it by the node.
+	for i, gi := range p.group {
+		if gi == g {
+			return "\xff" + p.lay.Nodes[i].Name
+		}
+	}
+	return "\xff"
+}
+
+// placeSpread places the job over several nodes: with a per-node count, on
+// the best-fit nodes that each hold that count; without, on the fewest nodes,
+// largest first, and the remainder on the best-fit node.
+func (p *Profile) placeSpread(groups []nodeGroup, req Request) []int {
+	order := slices.Clone(groups)
+	if req.PerNode > 0 {
+		m := req.Cards / req.PerNode
+		slices.SortFunc(order, func(a, b nodeGroup) int {
+			if p.lessFit(&a, &b) {
+				return -1
+			}
+			if p.lessFit(&b, &a) {
+				return 1
+			}
+			return 0
+		})
+		var out []int
+		for _, g := range order {
+			if m == 0 {
+				break
+			}
+			if len(g.cards) < req.PerNode {
+				continue
+			}
+			out = p.pickInNode(g.cards, req.PerNode, out)
+			m--
+		}
+		if m > 0 {
+			return nil
+		}
+		return out
+	}
+	slices.SortFunc(order, func(a, b nodeGroup) int {
+		if c := cmp.Compare(len(b.cards), len(a.cards)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(p.nodeName(a.node), p.nodeName(b.node))
+	})
+	var out []int
+	k := req.Cards
+	for i := 0; i < len(order) && k > 0; i++ {
+		// Finish on the best-fit node among the rest once one holds the remainder.
+		rest := order[i:]
+		if j := p.bestNode(rest, k); j >= 0 {
+			return p.pickInNode(rest[j].cards, k, out)
+		}
+		out = p.pickInNode(order[i].cards, len(order[i].cards), out)
+		k -= len(order[i].cards)
+	}
+	if k > 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,306 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/huitian/huitian/model"
+)
+
+// Forever is the end of time in the profile.
+const Forever int64 = math.MaxInt64
+
+// ErrOverlap is returned when a reservation would overlap a card's busy time.
+var ErrOverlap = errors.New("profile: reservation overlaps busy time")
+
+// Request is what a job asks of the cards.
+type Request struct {
+	Cards    int
+	PerNode  int // 0: no per-node requirement; else exactly PerNode cards on each node used
+	Topology model.Topology
+	Model    string // "" accepts any card model
+}
+
+// RequestOf derives a Request from a job. A job confined to one node or
+// one island has no separate per-node count.
+func RequestOf(j *model.Job) Request {
+	r := Request{Cards: j.Cards, PerNode: j.CardsPerNode, Topology: j.Topology, Model: j.CardModel}
+	if r.Topology == model.TopologySameNode || r.Topology == model.TopologySameIsland || r.PerNode == r.Cards {
+		r.PerNode = 0
+	}
+	return r
+}
+
+type span struct{ start, end int64 }
+
+// Profile is the availability of every card over time. A card is busy from
+// now until rel[c] (a running job or a start now), then in each of its spans
+// (reservations), and free otherwise. Not safe for concurrent use.
+type Profile struct {
+	lay   *model.Layout
+	rel   []int64
+	spans [][]span
+
+	// group maps a node to its switch group: the leaf switch, or a group of
+	// its own for a node under no switch.
+	group   []int32
+	ngroups int
+
+	// free is the sorted list of usable cards free now; wins their windows, sorted.
+	free      []int
+	wins      []int64
+	freeDirty bool
+
+	usable int              // usable cards, -1 until counted
+	fits   map[Request]bool // CanEverFit cache
+
+	sc scratch
+}
+
+// New returns a profile with every card free forever.
+func New(lay *model.Layout) *Profile {
+	p := &Profile{
+		lay:       lay,
+		rel:       make([]int64, len(lay.Cards)),
+		spans:     make([][]span, len(lay.Cards)),
+		group:     make([]int32, len(lay.Nodes)),
+		freeDirty: true,
+		usable:    -1,
+	}
+	ns := int32(len(lay.Switches))
+	for i, n := range lay.Nodes {
+		if n.Switch >= 0 {
+			p.group[i] = n.Switch
+		} else {
+			p.group[i] = ns
+			ns++
+		}
+	}
+	p.ngroups = int(ns)
+	p.sc.init(lay, p.ngroups)
+	return p
+}
+
+// Layout returns the layout the profile was built on.
+func (p *Profile) Layout() *model.Layout { return p.lay }
+
+// Hold marks a card busy from now until the given time (a running job).
+// A later Hold of the same card extends the busy time.
+func (p *Profile) Hold(card int, until int64) {
+	if until > p.rel[card] {
+		p.rel[card] = until
+		p.freeDirty = true
+	}
+}
+
+// Release returns when the card's current busy time ends: 0 when it is free now.
+func (p *Profile) Release(card int) int64 { return p.rel[card] }
+
+// FreeNow reports whether a card is usable and free now.
+func (p *Profile) FreeNow(card int) bool {
+	return p.rel[card] == 0 && p.lay.Cards[card].Usable
+}
+
+// Window returns how long a card stays free from the given time on: the
+// start of its next busy span minus at, Forever when none follows, and 0 when
+// it is busy at that time.
+func (p *Profile) Window(card int, at int64) int64 {
+	if at < p.rel[card] {
+		return 0
+	}
+	for _, s := range p.spans[card] {
+		if s.end <= at {
+			continue
+		}
+		if s.start <= at {
+			return 0
+		}
+		return s.start - at
+	}
+	return Forever
+}
+
+// NextClaim returns the start of the first reservation span on a card at or
+// after at, or Forever.
+func (p *Profile) NextClaim(card int, at int64) int64 {
+	for _, s := range p.spans[card] {
+		if s.start >= at {
+			return s.start
+		}
+	}
+	return Forever
+}
+
+// FreeOver reports whether a usable card is free over [start, end).
+func (p *Profile) FreeOver(card int, start, end int64) bool {
+	if !p.lay.Cards[card].Usable || start < p.rel[card] {
+		return false
+	}
+	for _, s := range p.spans[card] {
+		if s.start < end && start < s.end {
+			return false
+		}
+	}
+	return true
+}
+
+// Reserve marks cards busy over [start, end). A start at 0 on a card free now
+// is a start now. It fails without changing anything when a card is not free
+// over the whole interval.
+func (p *Profile) Reserve(cards []int, start, end int64) error {
+	if end <= start {
+		return fmt.Errorf("profile: empty interval [%d, %d)", start, end)
+	}
+	for _, c := range cards {
+		if !p.FreeOver(c, start, end) {
+			return fmt.Errorf("%w: card %s over [%d, %d)", ErrOverlap, p.lay.Ref(c), start, end)
+		}
+	}
+	for _, c := range cards {
+		if start == 0 {
+			p.rel[c] = end
+		} else {
+			i, _ := slices.BinarySearchFunc(p.spans[c], start, func(s span, t int64) int {
+				switch {
+				case s.start < t:
+					return -1
+				case s.start > t:
+					return 1
+				}
+				return 0
+			})
+			p.spans[c] = slices.Insert(p.spans[c], i, span{start, end})
+		}
+	}
+	p.freeDirty = true
+	return nil
+}
+
+func (p *Profile) refreshFree() {
+	if !p.freeDirty {
+		return
+	}
+	p.free = p.free[:0]
+	p.wins = p.wins[:0]
+	for c := range p.rel {
+		if p.FreeNow(c) {
+			p.free = append(p.free, c)
+			p.wins = append(p.wins, p.Window(c, 0))
+		}
+	}
+	slices.Sort(p.wins)
+	p.freeDirty = false
+}
+
+// FreeCards returns the usable cards free now, in card order. The slice is
+// the profile's own and valid until the next change.
+func (p *Profile) FreeCards() []int {
+	p.refreshFree()
+	return p.free
+}
+
+// Outcome says why FitNow could not place a job.
+type Outcome uint8
+
+const (
+	// Fits: the job can start now.
+	Fits Outcome = iota
+	// NoCards: fewer free cards than the job needs.
+	NoCards
+	// Claimed: enough free cards, but a reservation claims some of them
+	// before the job would end.
+	Claimed
+	// WrongShape: enough free cards, but not in the required topology.
+	WrongShape
+)
+
+// FitNow places a job of the given duration on cards free now and free for
+// the whole duration, by best fit: cards whose window is the shortest that
+// still holds the job are used first, so that long windows stay for long
+// jobs. It does not change the profile.
+func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
+	p.refreshFree()
+	if len(p.free) < req.Cards {
+		return nil, NoCards
+	}
+	if req.Topology == model.TopologyAny && req.PerNode == 0 && req.Model == "" {
+		// The count of cards with a long enough window decides exactly.
+		i, _ := slices.BinarySearch(p.wins, dur)
+		if len(p.wins)-i < req.Cards {
+			return nil, Claimed
+		}
+	}
+	cands := p.sc.cands[:0]
+	for _, c := range p.free {
+		if req.Model != "" && p.lay.Cards[c].Model != req.Model {
+			continue
+		}
+		if w := p.Window(c, 0); w >= dur {
+			cands = append(cands, c)
+			p.sc.key[c] = w
+		}
+	}
+	p.sc.cands = cands
+	if len(cands) >= req.Cards {
+		if got := p.place(req, cands); got != nil {
+			return got, Fits
+		}
+	}
+	// Tell a reservation in the way apart from a topology that cannot be met.
+	all := p.sc.cands[:0]
+	for _, c := range p.free {
+		if req.Model == "" || p.lay.Cards[c].Model == req.Model {
+			all = append(all, c)
+			p.sc.key[c] = 0
+		}
+	}
+	p.sc.cands = all
+	if len(all) < req.Cards {
+		return nil, NoCards
+	}
+	if p.place(req, all) != nil {
+		return nil, Claimed
+	}
+	return nil, WrongShape
+}
+
+// CanEverFit reports whether the cluster's usable cards, all free, could
+// hold req at all. Results are cached per request shape.
+func (p *Profile) CanEverFit(req Request) bool {
+	if req.Cards <= 0 {
+		return false
+	}
+	if p.usable < 0 {
+		p.usable = 0
+		for _, c := range p.lay.Cards {
+			if c.Usable {
+				p.usable++
+			}
+		}
+	}
+	if req.Cards > p.usable {
+		return false
+	}
+	if req.Topology == model.TopologyAny && req.PerNode == 0 && req.Model == "" {
+		return true
+	}
+	if ok, seen := p.fits[req]; seen {
+		return ok
+	}
+	all := p.sc.cands[:0]
+	for c, loc := range p.lay.Cards {
+		if loc.Usable && (req.Model == "" || loc.Model == req.Model) {
+			all = append(all, c)
+			p.sc.key[c] = 0
+		}
+	}
+	p.sc.cands = all
+	ok := p.place(req, all) != nil
+	if p.fits == nil {
+		p.fits = map[Request]bool{}
+	}
+	p.fits[req] = ok
+	return ok
+}

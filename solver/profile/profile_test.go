@@ -1,0 +1,235 @@
+package profile
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
+	"pgregory.net/rapid"
+)
+
+// randomCluster draws a small cluster: nodes of 1–8 cards, islands of 1, 2
+// or the whole node, some nodes under switches, some cards unusable.
+func randomCluster(t *rapid.T) *model.Cluster {
+	n := rapid.IntRange(1, 6).Draw(t, "nodes")
+	c := &model.Cluster{ID: "r", Domains: []model.Domain{{ID: "swA", Kind: model.DomainSwitch}, {ID: "swB", Kind: model.DomainSwitch}}}
+	for i := range n {
+		nd := model.Node{Name: fmt.Sprintf("n%d", i)}
+		switch rapid.IntRange(0, 2).Draw(t, "sw") {
+		case 0:
+			nd.Domains = []string{"swA"}
+		case 1:
+			nd.Domains = []string{"swB"}
+		}
+		k := rapid.IntRange(1, 8).Draw(t, "cards")
+		isl := rapid.IntRange(0, 2).Draw(t, "islands")
+		for j := range k {
+			cd := model.Card{Index: j, Model: rapid.SampledFrom([]string{"A", "B"}).Draw(t, "model")}
+			switch isl {
+			case 1:
+				cd.Island = fmt.Sprintf("p%d", j/2)
+			case 2:
+				cd.Island = "all"
+			}
+			cd.Unhealthy = rapid.IntRange(0, 9).Draw(t, "unhealthy") == 0
+			nd.Cards = append(nd.Cards, cd)
+		}
+		nd.Unschedulable = rapid.IntRange(0, 9).Draw(t, "unsched") == 0
+		c.Nodes = append(c.Nodes, nd)
+	}
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func randomRequest(t *rapid.T, label string) Request {
+	r := Request{
+		Cards:    rapid.IntRange(1, 12).Draw(t, label+".cards"),
+		Topology: model.Topology(rapid.IntRange(0, 3).Draw(t, label+".topo")),
+	}
+	if (r.Topology == model.TopologyAny || r.Topology == model.TopologySameSwitch) && rapid.Bool().Draw(t, label+".pernode") {
+		r.PerNode = rapid.SampledFrom([]int{1, 2, 4}).Draw(t, label+".per")
+		r.Cards = r.PerNode * rapid.IntRange(1, 3).Draw(t, label+".nodes")
+	}
+	if rapid.IntRange(0, 4).Draw(t, label+".hasmodel") == 0 {
+		r.Model = "A"
+	}
+	return r
+}
+
+// checkShape verifies cards satisfy the request's topology and are distinct.
+func checkShape(t interface{ Fatalf(string, ...any) }, lay *model.Layout, req Request, cards []int) {
+	if len(cards) != req.Cards {
+		t.Fatalf("got %d cards, want %d", len(cards), req.Cards)
+	}
+	seen := map[int]bool{}
+	perNode := map[int32]int{}
+	islands := map[int32]bool{}
+	groups := map[string]bool{}
+	for _, c := range cards {
+		if seen[c] {
+			t.Fatalf("card %d twice", c)
+		}
+		seen[c] = true
+		loc := lay.Cards[c]
+		if !loc.Usable {
+			t.Fatalf("card %d unusable", c)
+		}
+		if req.Model != "" && loc.Model != req.Model {
+			t.Fatalf("card %d model %s, want %s", c, loc.Model, req.Model)
+		}
+		perNode[loc.Node]++
+		islands[loc.Island] = true
+		sw := lay.Nodes[loc.Node].Switch
+		if sw >= 0 {
+			groups[lay.Switches[sw]] = true
+		} else {
+			groups["node:"+lay.Nodes[loc.Node].Name] = true
+		}
+	}
+	if req.PerNode > 0 {
+		for n, k := range perNode {
+			if k != req.PerNode {
+				t.Fatalf("node %d holds %d cards, want %d per node", n, k, req.PerNode)
+			}
+		}
+	}
+	switch req.Topology {
+	case model.TopologySameNode:
+		if len(perNode) != 1 {
+			t.Fatalf("same-node job on %d nodes", len(perNode))
+		}
+	case model.TopologySameIsland:
+		if len(islands) != 1 {
+			t.Fatalf("same-island job on %d islands", len(islands))
+		}
+	case model.TopologySameSwitch:
+		if len(groups) != 1 {
+			t.Fatalf("same-switch job under %d switches", len(groups))
+		}
+	}
+}
+
+// TestEarliestStartMatchesBrute: the sweep and the exhaustive search agree
+// on time and cards, over random clusters, busy cards and reservations.
+func TestEarliestStartMatchesBrute(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomCluster(t)
+		lay := c.Layout()
+		p := New(lay)
+		for card := range lay.Cards {
+			if rapid.Bool().Draw(t, "busy") {
+				p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
+			}
+		}
+		for i := range rapid.IntRange(0, 4).Draw(t, "reservations") {
+			req := randomRequest(t, fmt.Sprintf("res%d", i))
+			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
+			if st, cards, ok := p.EarliestStart(int64(rapid.IntRange(0, 30).Draw(t, "after")), dur, req); ok {
+				if err := p.Reserve(cards, st, st+dur); err != nil {
+					t.Fatalf("reserve what EarliestStart found: %v", err)
+				}
+			}
+		}
+		req := randomRequest(t, "req")
+		after := int64(rapid.IntRange(0, 60).Draw(t, "after"))
+		dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
+		st, cards, ok := p.EarliestStart(after, dur, req)
+		bst, bcards, bok := p.EarliestStartBrute(after, dur, req)
+		if ok != bok || st != bst || !slices.Equal(cards, bcards) {
+			t.Fatalf("sweep (%v, %d, %v) != brute (%v, %d, %v)", ok, st, cards, bok, bst, bcards)
+		}
+		if ok {
+			if st < after {
+				t.Fatalf("start %d before after %d", st, after)
+			}
+			checkShape(t, lay, req, cards)
+			for _, c := range cards {
+				if !p.FreeOver(c, st, st+dur) {
+					t.Fatalf("card %d not free over [%d,%d)", c, st, st+dur)
+				}
+			}
+		}
+		if ok != p.CanEverFit(req) && after == 0 {
+			// With every busy span finite, a job that can ever fit fits eventually.
+			t.Fatalf("EarliestStart ok=%v but CanEverFit=%v", ok, !ok)
+		}
+	})
+}
+
+// TestFitNowAgreesWithEarliestStart: FitNow finds cards exactly when the
+// sweep says the job can start at 0, and they are free for the duration.
+func TestFitNowAgreesWithEarliestStart(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomCluster(t)
+		lay := c.Layout()
+		p := New(lay)
+		for card := range lay.Cards {
+			if rapid.Bool().Draw(t, "busy") {
+				p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
+			}
+		}
+		for i := range rapid.IntRange(0, 3).Draw(t, "reservations") {
+			req := randomRequest(t, fmt.Sprintf("res%d", i))
+			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
+			if st, cards, ok := p.EarliestStart(1, dur, req); ok {
+				_ = p.Reserve(cards, st, st+dur)
+			}
+		}
+		req := randomRequest(t, "req")
+		dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
+		cards, out := p.FitNow(dur, req)
+		st, _, ok := p.EarliestStart(0, dur, req)
+		if (out == Fits) != (ok && st == 0) {
+			t.Fatalf("FitNow %v but EarliestStart (%v, %d)", out, ok, st)
+		}
+		if out == Fits {
+			checkShape(t, lay, req, cards)
+			for _, c := range cards {
+				if !p.FreeOver(c, 0, dur) {
+					t.Fatalf("card %d not free over [0,%d)", c, dur)
+				}
+			}
+		}
+	})
+}
+
+func TestBestFit(t *testing.T) {
+	c := modeltest.Uniform(3, 8, 0)
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	lay := c.Layout()
+	p := New(lay)
+	// n000: 6 busy (2 free), n001: 4 busy (4 free), n002: all free.
+	for i := 0; i < 6; i++ {
+		p.Hold(i, 100)
+	}
+	for i := 8; i < 12; i++ {
+		p.Hold(i, 100)
+	}
+	tests := []struct {
+		name string
+		req  Request
+		want []model.CardRef
+	}{
+		{"two cards go to the node with two free", Request{Cards: 2, Topology: model.TopologySameNode}, modeltest.Refs("n000", 6, 2)},
+		{"three cards go to the node with four free", Request{Cards: 3}, modeltest.Refs("n001", 4, 3)},
+		{"eight cards need the empty node", Request{Cards: 8, Topology: model.TopologySameNode}, modeltest.Refs("n002", 0, 8)},
+		{"ten cards spread over the fewest nodes, the rest by best fit", Request{Cards: 10}, append(modeltest.Refs("n000", 6, 2), modeltest.Refs("n002", 0, 8)...)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cards, out := p.FitNow(50, tc.req)
+			if out != Fits {
+				t.Fatalf("outcome %v", out)
+			}
+			if got := lay.Refs(cards); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
