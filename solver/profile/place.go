@@ -141,7 +141,9 @@ func (p *Profile) islandsOf(cards []int) [][]int {
 	return out
 }
 
-func (p *Profile) islandName(cards []int) string { return p.lay.Islands[p.lay.Cards[cards[0]].Island].Name }
+func (p *Profile) islandName(cards []int) string {
+	return p.lay.Islands[p.lay.Cards[cards[0]].Island].Name
+}
 
 func (p *Profile) byKey(cards []int) {
 	slices.SortFunc(cards, func(a, b int) int {
