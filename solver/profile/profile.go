@@ -232,7 +232,10 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 			return nil, Claimed
 		}
 	}
+	// First on cards a reservation claims later (temporal fragments), then
+	// on all cards free long enough, shortest window first.
 	cands := p.sc.cands[:0]
+	claimed := 0
 	for _, c := range p.free {
 		if req.Model != "" && p.lay.Cards[c].Model != req.Model {
 			continue
@@ -240,9 +243,23 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 		if w := p.Window(c, 0); w >= dur {
 			cands = append(cands, c)
 			p.sc.key[c] = w
+			if w != Forever {
+				claimed++
+			}
 		}
 	}
 	p.sc.cands = cands
+	if claimed >= req.Cards && claimed < len(cands) {
+		sub := make([]int, 0, claimed)
+		for _, c := range cands {
+			if p.sc.key[c] != Forever {
+				sub = append(sub, c)
+			}
+		}
+		if got := p.place(req, sub); got != nil {
+			return got, Fits
+		}
+	}
 	if len(cands) >= req.Cards {
 		if got := p.place(req, cands); got != nil {
 			return got, Fits

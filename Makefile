@@ -1,0 +1,63 @@
+# huitian — two commands set everything up on a fresh Debian machine:
+#   make run    runs the main job on an embedded default
+#   make test   installs what is missing, builds, and runs every check and test
+# Everything else here is a step of those two.
+
+GO      ?= go
+BIN     := bin/huitian
+PKGS    := ./...
+# Packages that own goroutines or locks run under the race detector too.
+RACE_PKGS := ./cmd/... ./internal/...
+
+.PHONY: run test deps build generate check-generated lint fmt-check vet staticcheck unit race bench fuzz clean
+
+run: deps build
+	@echo "== planning the embedded example snapshot (4 nodes x 8 cards, EASY) =="
+	./$(BIN) plan --example --format table
+
+test: deps build fmt-check vet staticcheck check-generated unit race
+	@echo "== make test: all checks passed =="
+
+deps:
+	@scripts/deps.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/huitian
+
+generate:
+	scripts/generate.sh
+
+check-generated:
+	scripts/check-generated.sh
+
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+staticcheck:
+	$(GO) tool staticcheck $(PKGS)
+
+lint: fmt-check vet staticcheck
+
+unit:
+	$(GO) test -count=1 $(PKGS)
+
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Short fuzzing of every parser and decoder (go test -fuzz runs one target at a time).
+FUZZTIME ?= 15s
+fuzz:
+	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$t $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$t || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,241 @@
+package baseline
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
+	"github.com/huitian/huitian/solver/profile"
+	"pgregory.net/rapid"
+)
+
+// randomSnapshot draws a cluster of 8-card-or-smaller nodes under two
+// switches, running jobs on random free cards, and a queue of mixed jobs.
+func randomSnapshot(t *rapid.T) *model.Snapshot {
+	nodes := rapid.IntRange(1, 6).Draw(t, "nodes")
+	per := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "perNode")
+	c := modeltest.Uniform(nodes, per, rapid.IntRange(0, 4).Draw(t, "nodesPerSwitch"))
+	now := modeltest.Epoch.Add(10 * time.Hour)
+	s := &model.Snapshot{Now: now, Cluster: c}
+	id := 0
+	for _, n := range c.Nodes {
+		for k := 0; k < len(n.Cards); {
+			w := rapid.IntRange(1, len(n.Cards)-k).Draw(t, "width")
+			if rapid.Bool().Draw(t, "busy") {
+				j := modeltest.Job(fmt.Sprintf("r%d", id)).Cards(w).
+					Limit(time.Duration(rapid.IntRange(1, 20).Draw(t, "rlimit")) * 10 * time.Minute).Build()
+				start := now.Add(-time.Duration(rapid.IntRange(0, 100).Draw(t, "age")) * time.Minute)
+				s.Running = append(s.Running, modeltest.Running(j, start, modeltest.Refs(n.Name, k, w)...))
+				id++
+			}
+			k += w
+		}
+	}
+	q := rapid.IntRange(0, 14).Draw(t, "queued")
+	for i := range q {
+		b := modeltest.Job(fmt.Sprintf("q%d", i)).
+			Cards(rapid.SampledFrom([]int{1, 1, 2, 3, 4, 8, 16}).Draw(t, "cards")).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
+			SubmitAfter(time.Duration(rapid.IntRange(0, 500).Draw(t, "submit")) * time.Minute).
+			Priority(rapid.SampledFrom([]int{0, 0, 0, 1}).Draw(t, "prio")).
+			Backfill(model.BackfillPref(rapid.IntRange(0, 2).Draw(t, "pref")))
+		switch rapid.IntRange(0, 4).Draw(t, "topo") {
+		case 1:
+			b.Topology(model.TopologySameNode)
+		case 2:
+			b.Topology(model.TopologySameSwitch)
+		case 3:
+			b.Topology(model.TopologySameIsland)
+		}
+		s.Queued = append(s.Queued, b.Build())
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("random snapshot invalid: %v", err)
+	}
+	return s
+}
+
+type interval struct {
+	job        string
+	start, end int64
+}
+
+// TestPlanInvariants: for every baseline policy over random snapshots —
+// no card in two places at once, topology honoured, regular starts in
+// queue order, opted-out jobs never backfilled, and backfill never delays a
+// reservation (with runtimes equal to limits).
+func TestPlanInvariants(t *testing.T) {
+	policies := []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF, model.PolicyHybridDepth}
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomSnapshot(t)
+		pol := rapid.SampledFrom(policies).Draw(t, "policy")
+		params, _ := ForPolicy(pol, 2)
+		d, err := New(params).Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lay := s.Cluster.Layout()
+		jobs := map[string]*model.Job{}
+		for i := range s.Queued {
+			jobs[s.Queued[i].ID] = &s.Queued[i]
+		}
+		// 1. Cards: running, starts and reservations never overlap in time.
+		use := map[int][]interval{}
+		claim := func(job string, refs []model.CardRef, start, end int64) {
+			for _, r := range refs {
+				c, ok := lay.CardID(r)
+				if !ok {
+					t.Fatalf("%s: unknown card %v", job, r)
+				}
+				for _, o := range use[c] {
+					if start < o.end && o.start < end {
+						t.Fatalf("card %v: %s [%d,%d) overlaps %s [%d,%d)", r, job, start, end, o.job, o.start, o.end)
+					}
+				}
+				use[c] = append(use[c], interval{job, start, end})
+			}
+		}
+		for _, r := range s.Running {
+			end := Rel(s.Now, r.Start.Add(r.Job.TimeLimit))
+			if end <= 0 {
+				end = Seconds(model.DefaultOverrunGrace)
+			}
+			claim(r.Job.ID, r.Cards, 0, end)
+		}
+		started := map[string]bool{}
+		for _, st := range d.Starts {
+			j := jobs[st.JobID]
+			if started[st.JobID] {
+				t.Fatalf("%s started twice", st.JobID)
+			}
+			started[st.JobID] = true
+			claim(st.JobID, st.Cards, 0, Seconds(j.TimeLimit))
+			checkTopology(t, lay, j, st.Cards)
+			if st.Kind == model.Backfill && j.Backfill == model.BackfillOptOut {
+				t.Fatalf("opted-out %s started as backfill", j.ID)
+			}
+		}
+		for _, r := range d.Reservations {
+			j := jobs[r.JobID]
+			st := Rel(s.Now, r.Start)
+			claim(r.JobID, r.Cards, st, st+Seconds(j.TimeLimit))
+			checkTopology(t, lay, j, r.Cards)
+		}
+		// 2. Regular starts are a prefix of the queue order (skipping jobs
+		// that can never fit); after the first waiting job, only backfill.
+		order := QueueOrder(s.Queued)
+		waiting := false
+		kind := map[string]model.AllocKind{}
+		for _, st := range d.Starts {
+			kind[st.JobID] = st.Kind
+		}
+		never := map[string]bool{}
+		for _, p := range d.Pending {
+			if p.Reason == model.PendingNeverFits {
+				never[p.JobID] = true
+			}
+		}
+		for _, k := range order {
+			id := s.Queued[k].ID
+			if never[id] {
+				continue
+			}
+			k, ok := kind[id]
+			switch {
+			case !ok:
+				waiting = true
+			case waiting && k != model.Backfill:
+				t.Fatalf("%s started regular after a waiting job", id)
+			case !waiting && k != model.Regular:
+				t.Fatalf("%s started backfill with no job waiting", id)
+			}
+		}
+		if pol == model.PolicyFCFS {
+			for _, st := range d.Starts {
+				if st.Kind == model.Backfill {
+					t.Fatalf("FCFS backfilled %s", st.JobID)
+				}
+			}
+		}
+		// 3. The first reservation is where it would be without any backfill:
+		// recompute it on running jobs and regular starts only.
+		if len(d.Reservations) > 0 {
+			r := d.Reservations[0]
+			prof, err := Load(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range d.Starts {
+				if st.Kind != model.Regular {
+					continue
+				}
+				ids := make([]int, len(st.Cards))
+				for i, ref := range st.Cards {
+					ids[i], _ = lay.CardID(ref)
+				}
+				if err := prof.Reserve(ids, 0, Seconds(jobs[st.JobID].TimeLimit)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j := jobs[r.JobID]
+			want, _, ok := prof.EarliestStart(1, Seconds(j.TimeLimit), profile.RequestOf(j))
+			if !ok || Rel(s.Now, r.Start) != want {
+				t.Fatalf("head %s reserved at %d, without backfill it would be %d (ok=%v)", j.ID, Rel(s.Now, r.Start), want, ok)
+			}
+		}
+		// 4. Every queued job is either started or pending, once.
+		if len(d.Starts)+len(d.Pending) != len(s.Queued) {
+			t.Fatalf("%d starts + %d pending != %d queued", len(d.Starts), len(d.Pending), len(s.Queued))
+		}
+	})
+}
+
+func checkTopology(t *rapid.T, lay *model.Layout, j *model.Job, refs []model.CardRef) {
+	if len(refs) != j.Cards {
+		t.Fatalf("%s: %d cards, want %d", j.ID, len(refs), j.Cards)
+	}
+	nodes := map[string]int{}
+	sw := map[string]bool{}
+	for _, r := range refs {
+		nodes[r.Node]++
+		c, _ := lay.CardID(r)
+		n := lay.Nodes[lay.Cards[c].Node]
+		if n.Switch >= 0 {
+			sw[lay.Switches[n.Switch]] = true
+		} else {
+			sw["node:"+n.Name] = true
+		}
+	}
+	switch j.Topology {
+	case model.TopologySameNode, model.TopologySameIsland:
+		if len(nodes) != 1 {
+			t.Fatalf("%s (%s) on %d nodes", j.ID, j.Topology, len(nodes))
+		}
+	case model.TopologySameSwitch:
+		if len(sw) != 1 {
+			t.Fatalf("%s (same-switch) under %d switches", j.ID, len(sw))
+		}
+	}
+}
+
+// TestPlanDoesNotModifySnapshot: planning is a pure query.
+func TestPlanIsDeterministic(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomSnapshot(t)
+		params, _ := ForPolicy(model.PolicyConservative, 0)
+		a, err := New(params).Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(params).Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("two plans of one snapshot differ:\n%v\n%v", a, b)
+		}
+	})
+}
