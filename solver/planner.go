@@ -45,3 +45,15 @@ func Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	}
 	return pl.Plan(ctx, s)
 }
+
+// Learner is a planner with memory across cycles. The owner (the simulator,
+// the service) reports job events as they happen and, after acting on a
+// decision, the decision itself, so that what the planner learns is plain
+// data fed in from outside and Plan stays a function of its inputs.
+type Learner interface {
+	Planner
+	// Observe records a job event.
+	Observe(e model.Event)
+	// Decided records the decision made for a snapshot, after the owner acted on it.
+	Decided(s *model.Snapshot, d *model.Decision)
+}
