@@ -1,0 +1,207 @@
+package estimate
+
+import "slices"
+
+// Grid is the number of points of a distribution's quantile function.
+const Grid = 21
+
+// Dist is a distribution of a duration in seconds, as its quantile function
+// at Grid evenly spaced probabilities 0, 0.05, …, 1, linear in between. It
+// is plain data, cheap to copy.
+type Dist struct {
+	Q [Grid]float64
+}
+
+// Point is the distribution that is always v.
+func Point(v float64) Dist {
+	var d Dist
+	for i := range d.Q {
+		d.Q[i] = v
+	}
+	return d
+}
+
+// FromSorted builds a distribution from sorted samples, scaled by scale,
+// interpolating between order statistics (Hyndman and Fan's type 7, the
+// default of R and NumPy).
+func FromSorted(sorted []float64, scale float64) Dist {
+	var d Dist
+	n := len(sorted)
+	for i := range d.Q {
+		h := float64(i) / (Grid - 1) * float64(n-1)
+		lo := int(h)
+		hi := min(lo+1, n-1)
+		d.Q[i] = (sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])) * scale
+	}
+	return d
+}
+
+// Quantile returns the value at probability p in [0,1].
+func (d *Dist) Quantile(p float64) float64 {
+	if p <= 0 {
+		return d.Q[0]
+	}
+	if p >= 1 {
+		return d.Q[Grid-1]
+	}
+	h := p * (Grid - 1)
+	i := int(h)
+	return d.Q[i] + (h-float64(i))*(d.Q[i+1]-d.Q[i])
+}
+
+// CDF returns P(X ≤ x).
+func (d *Dist) CDF(x float64) float64 {
+	if x < d.Q[0] {
+		return 0
+	}
+	if x >= d.Q[Grid-1] {
+		return 1
+	}
+	// The last grid point at or below x.
+	i := sortSearch(d.Q[:], x)
+	if i >= Grid-1 {
+		return 1
+	}
+	// Flat stretches (atoms) count in full once x reaches them.
+	lo, hi := d.Q[i], d.Q[i+1]
+	f := 1.0
+	if hi > lo {
+		f = (x - lo) / (hi - lo)
+	}
+	return (float64(i) + f) / (Grid - 1)
+}
+
+// sortSearch returns the largest i with q[i] ≤ x (q sorted, q[0] ≤ x).
+func sortSearch(q []float64, x float64) int {
+	i, _ := slices.BinarySearchFunc(q, x, func(v, t float64) int {
+		if v <= t {
+			return -1
+		}
+		return 1
+	})
+	return i - 1
+}
+
+// Survival returns P(X > x).
+func (d *Dist) Survival(x float64) float64 { return 1 - d.CDF(x) }
+
+// Mean returns the expectation.
+func (d *Dist) Mean() float64 {
+	s := 0.0
+	for i := 0; i < Grid-1; i++ {
+		s += (d.Q[i] + d.Q[i+1]) / 2
+	}
+	return s / (Grid - 1)
+}
+
+// Cap returns the distribution of min(X, c).
+func (d Dist) Cap(c float64) Dist {
+	for i := range d.Q {
+		d.Q[i] = min(d.Q[i], c)
+	}
+	return d
+}
+
+// Shift returns the distribution of X + s.
+func (d Dist) Shift(s float64) Dist {
+	for i := range d.Q {
+		d.Q[i] += s
+	}
+	return d
+}
+
+// Beyond returns the distribution of X − e given X > e: what remains of a
+// duration already e long. When no mass lies beyond e, the remainder is
+// unknown; it returns ok false.
+func (d *Dist) Beyond(e float64) (Dist, bool) {
+	f := d.CDF(e)
+	if f >= 1 || d.Q[Grid-1] <= e {
+		return Dist{}, false
+	}
+	var out Dist
+	for i := range out.Q {
+		p := f + (1-f)*float64(i)/(Grid-1)
+		out.Q[i] = max(d.Quantile(p)-e, 0)
+	}
+	return out, true
+}
+
+// Mix returns w·a + (1−w)·b as a quantile average: a blend of two
+// estimates of one quantity, not a mixture of populations.
+func Mix(a, b Dist, w float64) Dist {
+	var out Dist
+	for i := range out.Q {
+		out.Q[i] = w*a.Q[i] + (1-w)*b.Q[i]
+	}
+	return out
+}
+
+// MaxOf returns the distribution of the maximum of independent variables:
+// the time until all of several cards are free. Its CDF is the product of
+// theirs, evaluated on the union of their grid points.
+func MaxOf(ds []Dist) Dist {
+	switch len(ds) {
+	case 0:
+		return Point(0)
+	case 1:
+		return ds[0]
+	}
+	xs := make([]float64, 0, len(ds)*Grid)
+	for i := range ds {
+		xs = append(xs, ds[i].Q[:]...)
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	cdf := make([]float64, len(xs))
+	for k, x := range xs {
+		p := 1.0
+		for i := range ds {
+			p *= ds[i].CDF(x)
+		}
+		cdf[k] = p
+	}
+	// Invert: the quantile at p is the first x whose CDF reaches p,
+	// interpolated within its step.
+	var out Dist
+	for i := range out.Q {
+		p := float64(i) / (Grid - 1)
+		k, _ := slices.BinarySearch(cdf, p)
+		switch {
+		case k >= len(xs):
+			out.Q[i] = xs[len(xs)-1]
+		case k == 0 || cdf[k] == cdf[k-1]:
+			out.Q[i] = xs[k]
+		default:
+			f := (p - cdf[k-1]) / (cdf[k] - cdf[k-1])
+			out.Q[i] = xs[k-1] + f*(xs[k]-xs[k-1])
+		}
+	}
+	out.Q[0] = xs[0]
+	for i := 1; i < Grid; i++ { // keep it monotone against rounding
+		out.Q[i] = max(out.Q[i], out.Q[i-1])
+	}
+	return out
+}
+
+// ProbExceeds returns P(R > S) for independent R and S: the probability
+// that a job of runtime R is still running when an event at time S comes.
+func ProbExceeds(r, s *Dist) float64 {
+	// Integrate P(R > s) over S's quantiles (midpoint rule per step).
+	p := 0.0
+	for i := 0; i < Grid-1; i++ {
+		m := (s.Q[i] + s.Q[i+1]) / 2
+		p += r.Survival(m)
+	}
+	return p / (Grid - 1)
+}
+
+// ExpectedMin returns E[min(R, S)] for independent R and S.
+func ExpectedMin(r, s *Dist) float64 {
+	e := 0.0
+	for i := 0; i < Grid-1; i++ {
+		for j := 0; j < Grid-1; j++ {
+			e += min((r.Q[i]+r.Q[i+1])/2, (s.Q[j]+s.Q[j+1])/2)
+		}
+	}
+	return e / float64((Grid-1)*(Grid-1))
+}
