@@ -29,8 +29,9 @@ const (
 // ErrClosed is returned by the methods of a Model after Close.
 var ErrClosed = errors.New("clp: model is closed")
 
-// errNotLoaded is returned by Model.Solve before Model.Load.
-var errNotLoaded = errors.New("clp: no problem loaded")
+// ErrNotLoaded is returned by Model.Solve and Model.SetColBounds before
+// Model.Load.
+var ErrNotLoaded = errors.New("clp: no problem loaded")
 
 // Solve solves p with no deadline; see SolveContext.
 func Solve(p *Problem, opt Options) (*Solution, error) {
@@ -93,8 +94,8 @@ func (m *Model) Close() {
 	}
 }
 
-// Load replaces the model's problem with p (CLP copies it; p may be reused
-// afterwards) and drops any previous basis.
+// Load replaces the model's problem with p. CLP copies p, which the caller
+// may change or reuse afterwards.
 func (m *Model) Load(p *Problem) error {
 	if m.c == nil {
 		return ErrClosed
@@ -107,9 +108,6 @@ func (m *Model) Load(p *Problem) error {
 
 // load is Load for a validated p.
 func (m *Model) load(p *Problem) error {
-	if m.c == nil {
-		return ErrClosed
-	}
 	// Go memory may be passed for the duration of the call: Clp_loadProblem
 	// copies every array, and none of them holds Go pointers.
 	var index *C.int
@@ -139,7 +137,7 @@ func (m *Model) SetColBounds(lower, upper []float64) error {
 		return ErrClosed
 	}
 	if !m.loaded {
-		return errNotLoaded
+		return ErrNotLoaded
 	}
 	if err := checkBounds("ColLower", "ColUpper", lower, upper, m.cols, "NumCols", 0); err != nil {
 		return err
@@ -159,7 +157,7 @@ func (m *Model) Solve(ctx context.Context, opt Options) (*Solution, error) {
 		return nil, ErrClosed
 	}
 	if !m.loaded {
-		return nil, errNotLoaded
+		return nil, ErrNotLoaded
 	}
 	if err := opt.validate(); err != nil {
 		return nil, err

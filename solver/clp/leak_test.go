@@ -3,12 +3,16 @@ package clp
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // rssBytes reads the process's resident set size from /proc/self/statm.
@@ -28,50 +32,74 @@ func rssBytes(t *testing.T) int64 {
 
 // TestSolveDoesNotLeak solves a small LP 100,000 times, each in a fresh C
 // model, and checks that the resident set stays flat after a warm-up: a
-// model that is not freed costs kilobytes of C heap per solve.
+// model that is not freed costs kilobytes of C heap per solve. Every tenth
+// solve also re-solves a long-lived Model after SetColBounds. The solves
+// are spread over a few goroutines, one model each, to take less time.
 func TestSolveDoesNotLeak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,000 solves take a few seconds")
 	}
 	p := placementLP(5, 6, 4, 2, 16)
-	m := NewModel() // and one Model re-solved after SetColBounds
-	defer m.Close()
-	if err := m.Load(p); err != nil {
-		t.Fatal(err)
+	workers := min(4, runtime.GOMAXPROCS(0))
+	models := make([]*Model, workers)
+	for w := range models {
+		models[w] = NewModel()
+		defer models[w].Close()
+		if err := models[w].Load(p); err != nil {
+			t.Fatal(err)
+		}
 	}
-	up := make([]float64, p.NumCols)
-	solve := func(i int) {
-		s, err := Solve(p, Options{})
-		if err != nil || s.Status != Optimal {
-			t.Fatalf("solve %d: %v, %v", i, s, err)
+	// run does n solves on each worker and reports the first failure.
+	run := func(n int) error {
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				up := make([]float64, p.NumCols)
+				for i := range n {
+					s, err := Solve(p, Options{})
+					if err == nil && s.Status != Optimal {
+						err = fmt.Errorf("status %v", s.Status)
+					}
+					if err == nil && i%10 == 0 {
+						for j := range up {
+							up[j] = float64((i/10 + j) % 2)
+						}
+						err = models[w].SetColBounds(nil, up)
+						if err == nil {
+							s, err = models[w].Solve(context.Background(), Options{})
+						}
+						if err == nil && s.Status != Optimal {
+							err = fmt.Errorf("model status %v", s.Status)
+						}
+					}
+					if err != nil {
+						errs[w] = fmt.Errorf("worker %d, solve %d: %w", w, i, err)
+						return
+					}
+				}
+			})
 		}
-		if i%10 == 0 {
-			for j := range up {
-				up[j] = float64((i/10 + j) % 2)
-			}
-			if err := m.SetColBounds(nil, up); err != nil {
-				t.Fatal(err)
-			}
-			if s, err := m.Solve(context.Background(), Options{}); err != nil || s.Status != Optimal {
-				t.Fatalf("model solve %d: %v, %v", i, s, err)
-			}
-		}
+		wg.Wait()
+		return errors.Join(errs...)
 	}
 
 	const warmUp, solves = 5_000, 100_000
-	for i := range warmUp {
-		solve(i)
+	if err := run(warmUp / workers); err != nil {
+		t.Fatal(err)
 	}
 	runtime.GC()
 	before := rssBytes(t)
-	for i := range solves {
-		solve(i)
+	start := time.Now()
+	if err := run(solves / workers); err != nil {
+		t.Fatal(err)
 	}
+	took := time.Since(start)
 	runtime.GC()
 	after := rssBytes(t)
 	growth := after - before
-	t.Logf("RSS %.1f MiB after %d warm-up solves, %.1f MiB after %d more (%+d KiB, %.1f bytes/solve)",
-		float64(before)/(1<<20), warmUp, float64(after)/(1<<20), solves, growth/1024, float64(growth)/solves)
+	t.Logf("RSS %.1f MiB after %d warm-up solves, %.1f MiB after %d more (%+d KiB, %.1f bytes/solve); %d goroutines, %v",
+		float64(before)/(1<<20), warmUp, float64(after)/(1<<20), solves, growth/1024, float64(growth)/solves, workers, took.Round(time.Millisecond))
 	// A leak of 40 bytes per solve would show as 4 MB.
 	if growth > 4<<20 {
 		t.Errorf("RSS grew by %d KiB over %d solves", growth/1024, solves)

@@ -16,7 +16,10 @@ var ErrInvalidProblem = errors.New("clp: invalid problem")
 //	subject to RowLower ≤ A·x ≤ RowUpper, ColLower ≤ x ≤ ColUpper
 //
 // where column j of A holds Value[k] in row RowIndex[k] for k in
-// [ColStart[j], ColStart[j+1]). Infinite bounds are math.Inf(±1).
+// [ColStart[j], ColStart[j+1]). Infinite bounds are math.Inf(±1). Keep
+// finite values moderate: CLP takes a bound beyond ±1e27 for infinite, and
+// with a huge finite one (a row bound of 1e19, say) its dual simplex may
+// call a bounded problem unbounded.
 //
 // A nil bound or objective slice takes CLP's default for every entry:
 // ColLower 0, ColUpper +Inf, Objective 0, RowLower -Inf, RowUpper +Inf.
@@ -231,8 +234,9 @@ type Solution struct {
 	Status Status
 	// Secondary is CLP's secondary status, kept for diagnostics: 0 none;
 	// with Optimal, 2/3/4 mean the scaled problem is optimal but the
-	// unscaled one has small primal/dual/both infeasibilities; with
-	// StoppedOnLimits, 9 means the time limit (rather than iterations).
+	// unscaled one has small primal/dual/both infeasibilities and 6 that the
+	// problem has no rows or no columns; with StoppedOnLimits, 9 means the
+	// time limit (rather than the iteration limit).
 	Secondary int
 	// Objective is Objective·x in the problem's own sense (the maximum when
 	// Maximize is set).
