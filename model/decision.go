@@ -132,6 +132,11 @@ type Stats struct {
 	Candidates int
 	LPRows     int
 	LPCols     int
+	// IdleCards are the cards free after the main pass plus those held by
+	// running backfill jobs: what would otherwise be idle this cycle.
+	IdleCards int
+	// BackfillCards are the cards held by backfill jobs after this cycle.
+	BackfillCards int
 }
 
 // Decision is one planning cycle's answer. It is plain data: the caller acts on it.
@@ -141,4 +146,7 @@ type Decision struct {
 	Preemptions  []Preemption
 	Pending      []Pending
 	Stats        Stats
+	// Fragments is the idle-capacity inventory of the cycle, before backfill
+	// (empty for planners that do not classify).
+	Fragments []FragmentSummary
 }

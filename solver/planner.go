@@ -30,8 +30,10 @@ func New(p model.Policy, depth int) (Planner, error) {
 		return baseline.New(params), nil
 	}
 	switch p {
-	case model.PolicyHuitian, model.PolicyHuitianGreedy:
-		return nil, fmt.Errorf("%w: %s", ErrUnimplemented, p)
+	case model.PolicyHuitianGreedy:
+		return NewHuitianGreedy(DefaultConfig()), nil
+	case model.PolicyHuitian:
+		return nil, fmt.Errorf("%w: %s (the LP placement is not built yet; huitian-greedy is)", ErrUnimplemented, p)
 	}
 	return nil, fmt.Errorf("solver: unknown policy %d", p)
 }

@@ -161,11 +161,19 @@ func MaxOf(ds []Dist) Dist {
 		cdf[k] = p
 	}
 	// Invert: the quantile at p is the first x whose CDF reaches p,
-	// interpolated within its step.
+	// interpolated within its step; at p = 0 it is where the mass begins.
 	var out Dist
 	for i := range out.Q {
 		p := float64(i) / (Grid - 1)
-		k, _ := slices.BinarySearch(cdf, p)
+		k := 0
+		if i == 0 {
+			for k < len(cdf) && cdf[k] <= 0 {
+				k++
+			}
+			out.Q[0] = xs[min(k, len(xs)-1)]
+			continue
+		}
+		k, _ = slices.BinarySearch(cdf, p)
 		switch {
 		case k >= len(xs):
 			out.Q[i] = xs[len(xs)-1]
@@ -176,7 +184,6 @@ func MaxOf(ds []Dist) Dist {
 			out.Q[i] = xs[k-1] + f*(xs[k]-xs[k-1])
 		}
 	}
-	out.Q[0] = xs[0]
 	for i := 1; i < Grid; i++ { // keep it monotone against rounding
 		out.Q[i] = max(out.Q[i], out.Q[i-1])
 	}

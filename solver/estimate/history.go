@@ -155,15 +155,14 @@ func (w *Window) Add(r Record) {
 		return
 	}
 	ratio := min(r.Runtime/r.Limit, 1)
-	ek := "uc\x00" + r.User + "\x00" + r.Class
-	if sorted, _, ok := w.lookup(r.User, r.Class, r.Cards); ok {
-		p90 := stat.Quantile(0.9, stat.Empirical, sorted, nil)
+	if scored, hit := w.Score(r); scored {
+		ek := "uc\x00" + r.User + "\x00" + r.Class
 		e := w.errs[ek]
 		if e == nil {
 			e = &errRing{}
 			w.errs[ek] = e
 		}
-		e.add(ratio > p90+1e-9, w.cfg.ErrWindow)
+		e.add(hit, w.cfg.ErrWindow)
 	}
 	for i, k := range levels(r.User, r.Class, r.Cards) {
 		rg := w.keys[k]
@@ -178,6 +177,20 @@ func (w *Window) Add(r Record) {
 		rg.add(ratio, capacity)
 	}
 	w.n++
+}
+
+// Score says whether the history, as it is, predicts a p90 for the job,
+// and whether the job outlived it.
+func (w *Window) Score(r Record) (scored, exceeded bool) {
+	if r.Limit <= 0 {
+		return false, false
+	}
+	sorted, _, ok := w.lookup(r.User, r.Class, r.Cards)
+	if !ok {
+		return false, false
+	}
+	p90 := stat.Quantile(0.9, stat.Empirical, sorted, nil)
+	return true, min(r.Runtime/r.Limit, 1) > p90+1e-9
 }
 
 func (w *Window) lookup(user, class string, cards int) ([]float64, int, bool) {

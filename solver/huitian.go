@@ -1,0 +1,356 @@
+package solver
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/baseline"
+	"github.com/huitian/huitian/solver/estimate"
+	"github.com/huitian/huitian/solver/fragment"
+	"github.com/huitian/huitian/solver/preempt"
+	"github.com/huitian/huitian/solver/profile"
+	"github.com/huitian/huitian/solver/tune"
+)
+
+// Config configures the huitian planner.
+type Config struct {
+	Estimate estimate.Config
+	Tune     tune.Config
+	Preempt  preempt.Config
+	// Quantile is where reservations are placed in the distribution of
+	// their start, and how long running jobs are assumed to hold their
+	// cards (default 0.8).
+	Quantile float64
+	// Depth is the reservation depth when the snapshot does not set one
+	// (default 1, as EASY).
+	Depth int
+	// PendingEstimates bounds how many waiting jobs get an estimated start
+	// each cycle (default 64; each costs one sweep of the profile).
+	PendingEstimates int
+	// Horizon bounds the card-seconds counted in the fragment inventory
+	// (default 24 h).
+	Horizon time.Duration
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
+		Quantile: 0.8, Depth: 1, PendingEstimates: 64, Horizon: 24 * time.Hour,
+	}
+}
+
+// Huitian is the huitian planner: runtime distributions learned from
+// history, reservations at a quantile of their start, safe and suspendable
+// backfill with a bounded preemption probability, protection, preemption
+// and a self-tuning controller. Backfill candidates are placed by a Placer;
+// NewHuitianGreedy places them greedily by best fit.
+//
+// A Huitian is a Learner: its memory changes only through Observe and
+// Decided, so Plan is a function of the snapshot and that memory. It is
+// not safe for concurrent use.
+type Huitian struct {
+	name string
+	cfg  Config
+	mem  memory
+}
+
+// NewHuitianGreedy returns the huitian planner with greedy best-fit
+// placement of backfill candidates (policy huitian-greedy).
+func NewHuitianGreedy(cfg Config) *Huitian {
+	if cfg.Quantile <= 0 || cfg.Quantile >= 1 {
+		cfg.Quantile = 0.8
+	}
+	if cfg.Depth <= 0 {
+		cfg.Depth = 1
+	}
+	if cfg.Horizon <= 0 {
+		cfg.Horizon = 24 * time.Hour
+	}
+	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg)}
+}
+
+// cycle is the working state of one Plan call.
+type cycle struct {
+	h      *Huitian
+	s      *model.Snapshot
+	prof   *profile.Profile
+	lay    *model.Layout
+	params tune.Params
+	d      *model.Decision
+
+	// holder[c] is who holds card c now: a running job (≥ 0, index into
+	// s.Running), a job started this cycle (-2-k, index k into starts), or
+	// nobody (-1).
+	holder    []int
+	runDist   []estimate.Dist // remaining time of running jobs, as held in the profile
+	startDist []estimate.Dist // runtime of jobs started this cycle
+	est       map[string]jobEst
+	resv      []resv
+	claimBy   []int32 // per card: the reservation with the earliest claim, -1 none
+	classes   fragment.Classes
+	waiting   string
+	grace     int64
+	byID      map[string]int
+}
+
+type jobEst struct {
+	dist  estimate.Dist
+	basis estimate.Basis
+}
+
+type resv struct {
+	job   *model.Job
+	t     int64
+	cards []int
+	s     estimate.Dist // start-time distribution
+}
+
+func (h *Huitian) estimateOf(c *cycle, j *model.Job) jobEst {
+	key := j.User + "\x00" + j.Class + "\x00" + fmt.Sprint(j.Cards) + "\x00" + fmt.Sprint(int64(j.TimeLimit))
+	if e, ok := c.est[key]; ok {
+		return e
+	}
+	d, b := h.mem.hist.Estimate(j)
+	b.Quantile = h.cfg.Quantile
+	e := jobEst{d, b}
+	c.est[key] = e
+	return e
+}
+
+func ceilSec(v float64) int64 {
+	if v <= 0 {
+		return 0
+	}
+	return int64(math.Ceil(v - 1e-9))
+}
+
+// Plan plans one cycle.
+func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	c := &cycle{
+		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
+		d:   &model.Decision{Stats: model.Stats{Solver: h.name}},
+		est: map[string]jobEst{},
+	}
+	c.grace = baseline.Seconds(s.Options.OverrunGrace)
+	if c.grace == 0 {
+		c.grace = baseline.Seconds(model.DefaultOverrunGrace)
+	}
+	if err := c.load(false); err != nil {
+		return nil, err
+	}
+	depth := s.Options.ReservationDepth
+	if depth <= 0 {
+		depth = h.cfg.Depth
+	}
+	order := h.queueOrder(s.Queued)
+	// 1. Main pass: start jobs in queue order while they fit.
+	i := 0
+	for ; i < len(order); i++ {
+		j := &s.Queued[order[i]]
+		req := profile.RequestOf(j)
+		if !c.prof.CanEverFit(req) {
+			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold %s", describe(req))
+			continue
+		}
+		e := h.estimateOf(c, j)
+		hold := max(ceilSec(e.dist.Quantile(h.cfg.Quantile)), 1)
+		cards, out := c.prof.FitNow(hold, req)
+		if out != profile.Fits {
+			break
+		}
+		c.start(j, cards, hold, e, model.Regular, model.FragmentFree, "fits now in queue order", 0, estimate.Dist{}, false)
+	}
+	// 2. Reserve for the first blocked jobs; preempt where a reservation
+	// is due on cards backfill jobs hold.
+	rest := order[i:]
+	var backfill []int
+	for k, idx := range rest {
+		j := &s.Queued[idx]
+		req := profile.RequestOf(j)
+		if !c.prof.CanEverFit(req) {
+			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold %s", describe(req))
+			continue
+		}
+		if len(c.resv) >= depth {
+			backfill = append(backfill, rest[k:]...)
+			break
+		}
+		c.reserve(j)
+	}
+	// 3. Classify the idle capacity the reservations leave.
+	smallest := 0
+	for _, idx := range backfill {
+		j := &s.Queued[idx]
+		if j.Cards > 1 && (smallest == 0 || j.Cards < smallest) {
+			smallest = j.Cards
+		}
+	}
+	c.classes = fragment.Classify(c.prof, baseline.Seconds(h.cfg.Horizon), smallest)
+	c.d.Fragments = c.classes.Inventory
+	c.d.Stats.IdleCards = len(c.prof.FreeCards())
+	for _, r := range s.Running {
+		if r.Kind == model.Backfill {
+			c.d.Stats.IdleCards += len(r.Cards)
+			c.d.Stats.BackfillCards += len(r.Cards)
+		}
+	}
+	// 4. Backfill the rest.
+	c.d.Stats.Candidates = len(backfill)
+	for _, idx := range backfill {
+		if err := ctx.Err(); err != nil {
+			c.pending(&s.Queued[idx], model.PendingResources, "not considered: the cycle's time budget ran out")
+			continue
+		}
+		c.backfill(&s.Queued[idx])
+	}
+	// 5. Estimated starts of waiting jobs, from the same model.
+	c.estimateStarts()
+	c.sortPending(order)
+	return c.d, nil
+}
+
+// queueOrder: higher effective priority first (priority plus the bounded
+// compensation of requeued jobs), then earlier submit, then id.
+func (h *Huitian) queueOrder(q []model.Job) []int {
+	order := make([]int, len(q))
+	for i := range order {
+		order[i] = i
+	}
+	prio := func(j *model.Job) int { return j.Priority + preempt.Compensation(h.cfg.Preempt, j.RequeueCount) }
+	slices.SortFunc(order, func(a, b int) int {
+		ja, jb := &q[a], &q[b]
+		if c := cmp.Compare(prio(jb), prio(ja)); c != 0 {
+			return c
+		}
+		if c := ja.Submit.Compare(jb.Submit); c != 0 {
+			return c
+		}
+		if c := model.CompareIDs(ja.ID, jb.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return order
+}
+
+// load builds the profile: each running job holds its cards until the
+// reservation quantile of its remaining time; a backfill job that may be
+// preempted holds them only until it could be made to yield.
+func (c *cycle) load(thresholdPassed bool) error {
+	s := c.s
+	c.prof = profile.New(c.lay)
+	c.holder = make([]int, len(c.lay.Cards))
+	for i := range c.holder {
+		c.holder[i] = -1
+	}
+	c.runDist = make([]estimate.Dist, len(s.Running))
+	for i := range s.Running {
+		r := &s.Running[i]
+		e := c.h.estimateOf(c, &r.Job)
+		lim := r.Job.TimeLimit.Seconds()
+		el := s.Now.Sub(r.Start).Seconds()
+		rem := estimate.Remaining(e.dist, lim, el, r.Progress)
+		if lim-el <= 0 {
+			rem = estimate.Point(float64(c.grace))
+		}
+		if rel := preempt.ReleaseOf(c.h.cfg.Preempt, r, s.Now, thresholdPassed); rel.OK {
+			rem = rem.Cap(rel.At.Sub(s.Now).Seconds())
+		}
+		c.runDist[i] = rem
+		end := max(ceilSec(rem.Quantile(c.h.cfg.Quantile)), 1)
+		for k, ref := range r.Cards {
+			id, ok := c.lay.CardID(ref)
+			if !ok {
+				return fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, k, ref)
+			}
+			c.prof.Hold(id, end)
+			c.holder[id] = i
+		}
+	}
+	return nil
+}
+
+func (c *cycle) pending(j *model.Job, r model.PendingReason, format string, args ...any) {
+	c.d.Pending = append(c.d.Pending, model.Pending{JobID: j.ID, Reason: r, Message: fmt.Sprintf(format, args...)})
+	if c.waiting == "" && r != model.PendingNeverFits {
+		c.waiting = j.ID
+	}
+}
+
+func (c *cycle) sortPending(order []int) {
+	pos := make(map[string]int, len(order))
+	for n, k := range order {
+		pos[c.s.Queued[k].ID] = n
+	}
+	slices.SortFunc(c.d.Pending, func(a, b model.Pending) int { return cmp.Compare(pos[a.JobID], pos[b.JobID]) })
+}
+
+func (c *cycle) at(t int64) time.Time { return c.s.Now.Add(time.Duration(t) * time.Second) }
+
+// start records a start on cards held for hold seconds in the profile.
+func (c *cycle) start(j *model.Job, cards []int, hold int64, e jobEst, kind model.AllocKind, frag model.FragmentClass,
+	reason string, prob float64, claim estimate.Dist, claimed bool) {
+	if err := c.prof.Reserve(cards, 0, hold); err != nil {
+		panic(fmt.Sprintf("solver: start of %s: %v", j.ID, err)) // FitNow just placed them
+	}
+	k := len(c.d.Starts)
+	c.startDist = append(c.startDist, e.dist)
+	for _, id := range cards {
+		c.holder[id] = -2 - k
+	}
+	st := model.Start{
+		JobID: j.ID, Cards: c.lay.Refs(cards), Kind: kind, Fragment: frag, Reason: reason,
+		PreemptProb: prob, Unbounded: !claimed,
+	}
+	if claimed {
+		st.ExpectedRetention = time.Duration(claim.Mean() * float64(time.Second))
+	}
+	if kind == model.Backfill {
+		prot := c.params.ProtectFraction * e.dist.Quantile(0.5)
+		st.ProtectedUntil = c.at(max(ceilSec(prot), 1))
+		c.d.Stats.BackfillCards += len(cards)
+	}
+	c.d.Starts = append(c.d.Starts, st)
+}
+
+// releaseDist is the distribution of when a card is free: 0 when free now.
+func (c *cycle) releaseDist(card int) (estimate.Dist, bool) {
+	switch h := c.holder[card]; {
+	case h >= 0:
+		return c.runDist[h], true
+	case h <= -2:
+		return c.startDist[-2-h], true
+	}
+	return estimate.Dist{}, false
+}
+
+// startDistOf is the distribution of when all of cards are free: the
+// maximum of the release times of the jobs holding them.
+func (c *cycle) startDistOf(cards []int) estimate.Dist {
+	var ds []estimate.Dist
+	seen := map[int]bool{}
+	for _, id := range cards {
+		if d, ok := c.releaseDist(id); ok && !seen[c.holder[id]] {
+			seen[c.holder[id]] = true
+			ds = append(ds, d)
+		}
+	}
+	return estimate.MaxOf(ds)
+}
+
+func describe(r profile.Request) string {
+	s := fmt.Sprintf("%d cards %s", r.Cards, r.Topology)
+	if r.PerNode > 0 {
+		s += fmt.Sprintf(", %d per node", r.PerNode)
+	}
+	if r.Model != "" {
+		s += ", model " + r.Model
+	}
+	return s
+}

@@ -1,0 +1,160 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
+	"pgregory.net/rapid"
+)
+
+// randomWorld draws a snapshot with regular and backfill running jobs
+// (some checkpointable, some protected) and a mixed queue, and a huitian
+// planner that has learned from a random history (some of it marking a
+// job's first reservation long ago, so that thresholds pass).
+func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
+	nodes := rapid.IntRange(1, 5).Draw(t, "nodes")
+	per := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "perNode")
+	c := modeltest.Uniform(nodes, per, rapid.IntRange(0, 3).Draw(t, "nodesPerSwitch"))
+	now := modeltest.Epoch.Add(100 * time.Hour)
+	s := &model.Snapshot{Now: now, Cluster: c}
+	users := []string{"ann", "bob", "cy"}
+	id := 0
+	for _, n := range c.Nodes {
+		for k := 0; k < len(n.Cards); {
+			w := rapid.IntRange(1, len(n.Cards)-k).Draw(t, "width")
+			if rapid.IntRange(0, 2).Draw(t, "busy") > 0 {
+				b := modeltest.Job(fmt.Sprintf("r%d", id)).Cards(w).User(rapid.SampledFrom(users).Draw(t, "ru")).
+					Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "rlimit")) * 10 * time.Minute)
+				if rapid.Bool().Draw(t, "rckpt") {
+					b.Checkpoint(time.Duration(rapid.IntRange(0, 300).Draw(t, "rcost")) * time.Second)
+				}
+				j := b.Build()
+				start := now.Add(-time.Duration(rapid.IntRange(0, 200).Draw(t, "age")) * time.Minute)
+				r := modeltest.Running(j, start, modeltest.Refs(n.Name, k, w)...)
+				if rapid.Bool().Draw(t, "rbackfill") {
+					r.Kind = model.Backfill
+					if rapid.Bool().Draw(t, "rprotected") {
+						r.ProtectedUntil = now.Add(time.Duration(rapid.IntRange(1, 60).Draw(t, "prot")) * time.Minute)
+					}
+				}
+				s.Running = append(s.Running, r)
+				id++
+			}
+			k += w
+		}
+	}
+	for i := range rapid.IntRange(0, 12).Draw(t, "queued") {
+		b := modeltest.Job(fmt.Sprintf("q%d", i)).User(rapid.SampledFrom(users).Draw(t, "qu")).
+			Cards(rapid.SampledFrom([]int{1, 1, 2, 4, 8, 16}).Draw(t, "cards")).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
+			SubmitAfter(time.Duration(rapid.IntRange(0, 5000).Draw(t, "submit")) * time.Minute).
+			Backfill(model.BackfillPref(rapid.IntRange(0, 2).Draw(t, "pref"))).
+			MaxRisk(rapid.SampledFrom([]float64{0, 0.01, 0.1, 0.5}).Draw(t, "maxrisk"))
+		if rapid.Bool().Draw(t, "qckpt") {
+			b.Checkpoint(time.Duration(rapid.IntRange(0, 300).Draw(t, "qcost")) * time.Second)
+		}
+		j := b.Build()
+		j.RequeueCount = rapid.IntRange(0, 20).Draw(t, "requeues")
+		s.Queued = append(s.Queued, j)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("random snapshot invalid: %v", err)
+	}
+	h := NewHuitianGreedy(DefaultConfig())
+	for k := range rapid.IntRange(0, 60).Draw(t, "history") {
+		lim := time.Duration(rapid.IntRange(1, 30).Draw(t, "hlimit")) * 10 * time.Minute
+		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(rapid.SampledFrom(users).Draw(t, "hu")).Limit(lim).Build()
+		start := modeltest.Epoch.Add(time.Duration(k) * time.Minute)
+		run := time.Duration(rapid.Float64Range(0.05, 1).Draw(t, "hratio") * float64(lim))
+		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(run), Exit: model.ExitCompleted})
+	}
+	// Some queued jobs were first reserved long ago (past the threshold).
+	for _, j := range s.Queued {
+		if rapid.IntRange(0, 3).Draw(t, "oldres") == 0 {
+			h.mem.firstReserved[j.ID] = now.Add(-2 * time.Hour)
+		}
+	}
+	return s, h
+}
+
+// TestHuitianInvariants: opted-out jobs never backfill; low-risk jobs
+// never above their limit; regular and protected jobs never preempted; a
+// job that cannot checkpoint only after the threshold; every queued job
+// accounted for once.
+func TestHuitianInvariants(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		d, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := map[string]*model.Job{}
+		for i := range s.Queued {
+			jobs[s.Queued[i].ID] = &s.Queued[i]
+		}
+		for _, st := range d.Starts {
+			j := jobs[st.JobID]
+			if j == nil {
+				t.Fatalf("started unknown job %s", st.JobID)
+			}
+			if st.Kind == model.Backfill && j.Backfill == model.BackfillOptOut {
+				t.Fatalf("opted-out %s started as backfill", j.ID)
+			}
+			if st.Kind == model.Backfill && j.Backfill == model.BackfillLowRiskOnly && st.PreemptProb > j.MaxPreemptProb+1e-9 {
+				t.Fatalf("low-risk %s started with probability %v above its limit %v", j.ID, st.PreemptProb, j.MaxPreemptProb)
+			}
+			if st.PreemptProb < 0 || st.PreemptProb > 1 {
+				t.Fatalf("%s: probability %v", j.ID, st.PreemptProb)
+			}
+			if st.Kind == model.Backfill && !st.ProtectedUntil.After(s.Now) {
+				t.Fatalf("backfill start %s without protection", j.ID)
+			}
+		}
+		running := map[string]*model.Running{}
+		for i := range s.Running {
+			running[s.Running[i].Job.ID] = &s.Running[i]
+		}
+		for _, p := range d.Preemptions {
+			r := running[p.JobID]
+			if r == nil {
+				t.Fatalf("preempted %s is not running", p.JobID)
+			}
+			if r.Kind != model.Backfill {
+				t.Fatalf("regular job %s preempted", p.JobID)
+			}
+			if r.ProtectedUntil.After(s.Now) {
+				t.Fatalf("protected job %s preempted", p.JobID)
+			}
+			switch {
+			case r.Job.Checkpointable && p.Action != model.PreemptSuspend:
+				t.Fatalf("checkpointable %s got %v", p.JobID, p.Action)
+			case !r.Job.Checkpointable:
+				first, ok := h.mem.firstReserved[p.ForJobID]
+				if p.Action != model.PreemptRequeue || !ok || s.Now.Sub(first) <= h.cfg.Preempt.Threshold {
+					t.Fatalf("%s (cannot checkpoint) preempted by %v for %s before the threshold", p.JobID, p.Action, p.ForJobID)
+				}
+			}
+		}
+		if len(d.Starts)+len(d.Pending) != len(s.Queued) {
+			t.Fatalf("%d starts + %d pending != %d queued", len(d.Starts), len(d.Pending), len(s.Queued))
+		}
+	})
+}
+
+func TestHuitianIsDeterministic(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		a, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := h.Plan(context.Background(), s)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("two plans of one snapshot and memory differ")
+		}
+	})
+}
