@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Topology is the placement constraint a job puts on its cards.
 type Topology uint8
@@ -82,5 +85,25 @@ type Job struct {
 	Priority       int
 	Submit         time.Time
 	RequeueCount   int
-	CardModel      string // "" accepts any model
+	CardModel      string // "" accepts any model; "A|B" accepts either
+}
+
+// ModelAccepts reports whether a job asking for card model want (""
+// accepts any; several models may be given separated by '|') can use a
+// card of model have.
+func ModelAccepts(want, have string) bool {
+	if want == "" || want == have {
+		return true
+	}
+	for want != "" {
+		i := strings.IndexByte(want, '|')
+		if i < 0 {
+			return want == have
+		}
+		if want[:i] == have {
+			return true
+		}
+		want = want[i+1:]
+	}
+	return false
 }

@@ -52,7 +52,7 @@ func (c *cycle) riskOf(r *estimate.Dist, cards []int) risk {
 	head := &c.resv[0]
 	if m := head.job.CardModel; m != "" {
 		for _, id := range cards {
-			if c.lay.Cards[id].Model != m {
+			if !model.ModelAccepts(m, c.lay.Cards[id].Model) {
 				return risk{}
 			}
 		}

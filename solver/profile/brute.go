@@ -1,6 +1,10 @@
 package profile
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/huitian/huitian/model"
+)
 
 // EarliestStartBrute is EarliestStart by exhaustion: it tries every time at
 // which a card becomes free and checks every card over the whole interval.
@@ -25,7 +29,7 @@ func (p *Profile) EarliestStartBrute(after, dur int64, req Request) (int64, []in
 	for _, t := range times {
 		var cands []int
 		for c := range p.rel {
-			if req.Model != "" && p.lay.Cards[c].Model != req.Model {
+			if !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) {
 				continue
 			}
 			if p.FreeOver(c, t, t+dur) {

@@ -237,7 +237,7 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 	cands := p.sc.cands[:0]
 	claimed := 0
 	for _, c := range p.free {
-		if req.Model != "" && p.lay.Cards[c].Model != req.Model {
+		if !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) {
 			continue
 		}
 		if w := p.Window(c, 0); w >= dur {
@@ -268,7 +268,7 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 	// Tell a reservation in the way apart from a topology that cannot be met.
 	all := p.sc.cands[:0]
 	for _, c := range p.free {
-		if req.Model == "" || p.lay.Cards[c].Model == req.Model {
+		if model.ModelAccepts(req.Model, p.lay.Cards[c].Model) {
 			all = append(all, c)
 			p.sc.key[c] = 0
 		}
@@ -308,7 +308,7 @@ func (p *Profile) CanEverFit(req Request) bool {
 	}
 	all := p.sc.cands[:0]
 	for c, loc := range p.lay.Cards {
-		if loc.Usable && (req.Model == "" || loc.Model == req.Model) {
+		if loc.Usable && model.ModelAccepts(req.Model, loc.Model) {
 			all = append(all, c)
 			p.sc.key[c] = 0
 		}

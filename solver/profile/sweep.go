@@ -77,7 +77,7 @@ func (p *Profile) events(after, dur int64, req Request) []event {
 	var evs []event
 	for c := range p.rel {
 		loc := &p.lay.Cards[c]
-		if !loc.Usable || req.Model != "" && loc.Model != req.Model {
+		if !loc.Usable || !model.ModelAccepts(req.Model, loc.Model) {
 			continue
 		}
 		gs := p.rel[c]
