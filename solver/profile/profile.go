@@ -221,11 +221,16 @@ const (
 // still holds the job are used first, so that long windows stay for long
 // jobs. It does not change the profile.
 func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
+	return p.FitNowWhere(dur, req, nil)
+}
+
+// FitNowWhere is FitNow on the cards allow accepts (all when nil).
+func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool) ([]int, Outcome) {
 	p.refreshFree()
 	if len(p.free) < req.Cards {
 		return nil, NoCards
 	}
-	if req.Topology == model.TopologyAny && req.PerNode == 0 && req.Model == "" {
+	if allow == nil && req.Topology == model.TopologyAny && req.PerNode == 0 && req.Model == "" {
 		// The count of cards with a long enough window decides exactly.
 		i, _ := slices.BinarySearch(p.wins, dur)
 		if len(p.wins)-i < req.Cards {
@@ -237,7 +242,7 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 	cands := p.sc.cands[:0]
 	claimed := 0
 	for _, c := range p.free {
-		if !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) {
+		if !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) || allow != nil && !allow(c) {
 			continue
 		}
 		if w := p.Window(c, 0); w >= dur {
@@ -268,7 +273,7 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 	// Tell a reservation in the way apart from a topology that cannot be met.
 	all := p.sc.cands[:0]
 	for _, c := range p.free {
-		if model.ModelAccepts(req.Model, p.lay.Cards[c].Model) {
+		if model.ModelAccepts(req.Model, p.lay.Cards[c].Model) && (allow == nil || allow(c)) {
 			all = append(all, c)
 			p.sc.key[c] = 0
 		}
