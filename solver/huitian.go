@@ -12,6 +12,7 @@ import (
 	"github.com/huitian/huitian/solver/baseline"
 	"github.com/huitian/huitian/solver/estimate"
 	"github.com/huitian/huitian/solver/fragment"
+	"github.com/huitian/huitian/solver/lp"
 	"github.com/huitian/huitian/solver/preempt"
 	"github.com/huitian/huitian/solver/profile"
 	"github.com/huitian/huitian/solver/tune"
@@ -35,6 +36,11 @@ type Config struct {
 	// Horizon bounds the card-seconds counted in the fragment inventory
 	// (default 24 h).
 	Horizon time.Duration
+	// MaxCandidates bounds the backfill candidates the LP considers each
+	// cycle, in queue order (default 256; Slurm's bf_max_job_test is 500);
+	// the rest go to the greedy pass. MaxOptions bounds the placement
+	// options per candidate (default 8).
+	MaxCandidates, MaxOptions int
 }
 
 // DefaultConfig returns the documented defaults.
@@ -58,6 +64,7 @@ type Huitian struct {
 	name string
 	cfg  Config
 	mem  memory
+	lp   lp.Solver // nil: greedy placement
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -200,8 +207,23 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 			c.d.Stats.BackfillCards += len(r.Cards)
 		}
 	}
-	// 4. Backfill the rest.
+	// 4. Backfill the rest: the LP places what it can, a greedy pass the
+	// remainder. When the LP runs out of time, the whole cycle is planned
+	// again greedily and the stats say so.
 	c.d.Stats.Candidates = len(backfill)
+	if h.lp != nil && len(backfill) > 0 {
+		rest, fallback := c.placeLP(ctx, backfill)
+		if fallback {
+			g := &Huitian{name: h.name, cfg: h.cfg, mem: h.mem}
+			d, err := g.Plan(context.Background(), s)
+			if err != nil {
+				return nil, err
+			}
+			d.Stats.Fallback = true
+			return d, nil
+		}
+		backfill = rest
+	}
 	for _, idx := range backfill {
 		if err := ctx.Err(); err != nil {
 			c.pending(&s.Queued[idx], model.PendingResources, "not considered: the cycle's time budget ran out")

@@ -133,9 +133,7 @@ func (c *cycle) backfill(j *model.Job) {
 			tooRisky = true
 			continue
 		}
-		c.start(j, cards, hold(cards), e, model.Backfill, c.classes.Dominant(cards),
-			fmt.Sprintf("backfilled while %s waits; preemption probability %.3f ≤ %.3f; estimate from %s", c.waiting, rk.prob, thr, e.basis),
-			rk.prob, rk.claim, rk.claimed)
+		c.startBackfill(j, cards, e, rk, "safe backfill")
 		return
 	}
 	// 3. Suspendable backfill for checkpointable jobs.

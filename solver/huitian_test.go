@@ -8,6 +8,7 @@ import (
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
+	"github.com/huitian/huitian/solver/clp"
 	"pgregory.net/rapid"
 )
 
@@ -65,6 +66,9 @@ func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 		t.Fatalf("random snapshot invalid: %v", err)
 	}
 	h := NewHuitianGreedy(DefaultConfig())
+	if rapid.Bool().Draw(t, "lp") {
+		h = NewHuitian(DefaultConfig(), clp.LP{})
+	}
 	for k := range rapid.IntRange(0, 60).Draw(t, "history") {
 		lim := time.Duration(rapid.IntRange(1, 30).Draw(t, "hlimit")) * 10 * time.Minute
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(rapid.SampledFrom(users).Draw(t, "hu")).Limit(lim).Build()

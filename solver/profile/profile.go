@@ -326,3 +326,7 @@ func (p *Profile) CanEverFit(req Request) bool {
 	p.fits[req] = ok
 	return ok
 }
+
+// Group returns a node's switch group: its leaf switch's index, or a group
+// of its own (numbered after the switches) for a node under no switch.
+func (p *Profile) Group(node int) int32 { return p.group[node] }

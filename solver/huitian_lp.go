@@ -1,0 +1,417 @@
+package solver
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/estimate"
+	"github.com/huitian/huitian/solver/lp"
+	"github.com/huitian/huitian/solver/preempt"
+	"github.com/huitian/huitian/solver/profile"
+)
+
+// NewHuitian returns the huitian planner with LP placement of backfill
+// candidates (policy huitian), solving with s.
+func NewHuitian(cfg Config, s lp.Solver) *Huitian {
+	h := NewHuitianGreedy(cfg)
+	h.name = "clp"
+	h.lp = s
+	if h.cfg.MaxCandidates <= 0 {
+		h.cfg.MaxCandidates = 256
+	}
+	if h.cfg.MaxOptions <= 0 {
+		h.cfg.MaxOptions = 8
+	}
+	return h
+}
+
+// levels are the distinct windows of the cards free now, shortest first;
+// the last level is "no reservation claims it" (Forever).
+type levels struct {
+	t     []int64       // window of each level
+	res   []int         // the reservation claiming at that window, -1 for the last
+	avail [][]int       // [node][level] free usable cards
+	of    map[int]int32 // card → level
+}
+
+func (c *cycle) windowLevels() *levels {
+	lv := &levels{of: map[int]int32{}}
+	free := c.prof.FreeCards()
+	var ws []int64
+	for _, id := range free {
+		ws = append(ws, c.prof.Window(id, 0))
+	}
+	ws = append(ws, profile.Forever)
+	slices.Sort(ws)
+	lv.t = slices.Compact(ws)
+	lv.res = make([]int, len(lv.t))
+	for l, t := range lv.t {
+		lv.res[l] = -1
+		for k := range c.resv {
+			if c.resv[k].t == t {
+				lv.res[l] = k
+				break
+			}
+		}
+	}
+	lv.avail = make([][]int, len(c.lay.Nodes))
+	for _, id := range free {
+		n := c.lay.Cards[id].Node
+		if lv.avail[n] == nil {
+			lv.avail[n] = make([]int, len(lv.t))
+		}
+		l, _ := slices.BinarySearch(lv.t, c.prof.Window(id, 0))
+		lv.avail[n][l]++
+		lv.of[id] = int32(l)
+	}
+	for n := range lv.avail {
+		if lv.avail[n] == nil {
+			lv.avail[n] = make([]int, len(lv.t))
+		}
+	}
+	return lv
+}
+
+func atLeast(a []int, l int) int {
+	s := 0
+	for _, v := range a[l:] {
+		s += v
+	}
+	return s
+}
+
+// candidate is a backfill candidate the LP considers.
+type candidate struct {
+	idx   int // into s.Queued
+	job   *model.Job
+	e     jobEst
+	req   profile.Request
+	thr   float64
+	level int     // the shortest window level the mechanisms allow
+	prob  float64 // preemption probability at that level
+}
+
+// allowedLevel applies the mechanisms to each window level: a job may take
+// cards a reservation claims at T when its preemption probability against
+// that reservation is within its bound (ε, or its own limit if low-risk
+// only) and its protection ends by T; or, checkpointable and not low-risk
+// only, when its protection ends by T. Unclaimed cards carry the exposure
+// to the head's reservation moving (see riskOf).
+func (c *cycle) allowedLevel(cd *candidate, lv *levels) bool {
+	j := cd.job
+	lowRisk := j.Backfill == model.BackfillLowRiskOnly
+	for l, t := range lv.t {
+		var p float64
+		if k := lv.res[l]; k >= 0 {
+			p = estimate.ProbExceeds(&cd.e.dist, &c.resv[k].s)
+		} else if len(c.resv) > 0 {
+			head := &c.resv[0]
+			p = estimate.ProbExceeds(&cd.e.dist, &head.s) * (1 - head.s.CDF(float64(head.t)))
+		}
+		protOK := t == profile.Forever || c.protectionFits(cd.e.dist, t)
+		if protOK && (p <= cd.thr+1e-12 || j.Checkpointable && !lowRisk) {
+			cd.level, cd.prob = l, p
+			return true
+		}
+	}
+	return false
+}
+
+// value is the objective gain of placing a candidate at a level on a node
+// (node < 0: spread): useful card-seconds of otherwise idle capacity,
+// weighted by wait and compensation, with a bonus for communication-heavy
+// jobs on intra-node leftovers, less the expected lost work (jobs that
+// cannot checkpoint) or checkpoint cost, less FGD's fragmentation measure.
+func (c *cycle) value(cd *candidate, lv *levels, l, node int, frag func(f, k int) float64, tau float64) float64 {
+	j := cd.job
+	w := float64(lv.t[l])
+	useful := 0.0
+	for i := 0; i < estimate.Grid-1; i++ {
+		useful += math.Min((cd.e.dist.Q[i]+cd.e.dist.Q[i+1])/2, w)
+	}
+	useful = useful / (estimate.Grid - 1) * float64(j.Cards)
+	wait := c.s.Now.Sub(j.Submit).Seconds()
+	weight := 1 + math.Min(math.Max(wait, 0)/86400, 1) + 0.25*float64(preempt.Compensation(c.h.cfg.Preempt, j.RequeueCount))
+	v := useful * weight
+	if node >= 0 && j.Comm == model.CommHigh && j.Cards > 1 {
+		n := c.lay.Nodes[node]
+		busy := false
+		for id := n.First; id < n.First+n.Len; id++ {
+			if !c.prof.FreeNow(id) && c.lay.Cards[id].Usable {
+				busy = true
+				break
+			}
+		}
+		if busy {
+			v *= 1.1
+		}
+	}
+	if j.Checkpointable {
+		v -= cd.prob * float64(j.Cards) * j.CheckpointCost.Seconds()
+	} else {
+		atRisk := cd.e.dist.Mean()
+		if k := lv.res[l]; k >= 0 {
+			atRisk = math.Min(atRisk, c.resv[k].s.Mean())
+		}
+		v -= cd.prob * float64(j.Cards) * atRisk
+	}
+	if node >= 0 {
+		f := atLeast(lv.avail[node], 0)
+		v -= 0.5 * (frag(f-j.Cards, f)) * tau
+	}
+	return v
+}
+
+// placeLP places backfill candidates with the LP and returns those it
+// did not place, for the greedy pass. fallback is true when the solver ran
+// out of time (nothing was placed by the LP).
+func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback bool) {
+	h := c.h
+	lv := c.windowLevels()
+	// 1. Candidates the mechanisms allow somewhere.
+	var cs []candidate
+	for k, idx := range cands {
+		if len(cs) >= h.cfg.MaxCandidates {
+			rest = append(rest, cands[k:]...)
+			break
+		}
+		j := &c.s.Queued[idx]
+		req := profile.RequestOf(j)
+		cd := candidate{idx: idx, job: j, e: h.estimateOf(c, j), req: req, thr: c.params.Epsilon}
+		if j.Backfill == model.BackfillLowRiskOnly {
+			cd.thr = j.MaxPreemptProb
+		}
+		if j.Backfill == model.BackfillOptOut || !c.prof.CanEverFit(req) ||
+			cd.e.dist.Quantile(0.5) > c.params.MaxBackfillRuntime.Seconds() || !c.allowedLevel(&cd, lv) {
+			rest = append(rest, idx)
+			continue
+		}
+		cs = append(cs, cd)
+	}
+	// The fragmentation measure for the queue's size mix (FGD, Weng et
+	// al. ATC'23): a node with f free cards strands them for every job
+	// larger than f.
+	sizes := map[int]float64{}
+	var runtimes []float64
+	for _, cd := range cs {
+		sizes[cd.job.Cards]++
+		runtimes = append(runtimes, cd.e.dist.Quantile(0.5))
+	}
+	frag := func(after, before int) float64 {
+		fr := func(f int) float64 {
+			s := 0.0
+			for size, n := range sizes {
+				if size > f {
+					s += n * float64(f)
+				}
+			}
+			return s / float64(len(cs))
+		}
+		return fr(after) - fr(before)
+	}
+	tau := 0.0
+	if len(runtimes) > 0 {
+		slices.Sort(runtimes)
+		tau = runtimes[len(runtimes)/2]
+	}
+	// 2. Options: best-fit nodes, then spreads over a switch or the cluster.
+	in := &lp.Instance{Levels: len(lv.t), Avail: lv.avail}
+	for i := range cs {
+		in.Cands = append(in.Cands, lp.Cand{Cards: cs[i].job.Cards, Opts: c.options(&cs[i], lv, frag, tau)})
+	}
+	c.d.Stats.Candidates = len(cs)
+	// 3. Solve and round.
+	out, err := lp.Solve(ctx, in, h.lp)
+	if out != nil {
+		c.d.Stats.LPRows, c.d.Stats.LPCols = out.Rows, out.Cols
+	}
+	if err != nil {
+		// Out of time (lp.ErrNotOptimal, a passed deadline) or a solver
+		// failure: the caller falls back to the greedy decision and says so.
+		return cands, true
+	}
+	c.d.Stats.LPBound = out.Bound
+	// 4. Exact cards for each choice, feasibility re-checked card by card.
+	placed := map[int]bool{}
+	objective := 0.0
+	for _, ch := range out.Choices {
+		cd := &cs[ch.Cand]
+		op := in.Cands[ch.Cand].Opts[ch.Opt]
+		nodes := map[int32]bool{}
+		for n := range ch.Take {
+			nodes[int32(n)] = true
+		}
+		minLevel := int32(op.Level)
+		allow := func(id int) bool { return nodes[c.lay.Cards[id].Node] && lv.of[id] >= minLevel }
+		dur := lv.t[op.Level]
+		cards, fit := c.prof.FitNowWhere(dur, cd.req, allow)
+		if fit != profile.Fits {
+			continue
+		}
+		rk := c.riskOf(&cd.e.dist, cards)
+		ok := rk.prob <= cd.thr+1e-12 || cd.job.Checkpointable && cd.job.Backfill != model.BackfillLowRiskOnly
+		if !ok || rk.claimed && !c.protectionFits(cd.e.dist, rk.claimT) {
+			continue
+		}
+		placed[ch.Cand] = true
+		objective += op.Value
+		c.startBackfill(cd.job, cards, cd.e, rk, "placed by the LP")
+	}
+	c.d.Stats.Objective = objective
+	if out.Bound > 0 {
+		c.d.Stats.Gap = (out.Bound - objective) / out.Bound
+	}
+	for i := range cs {
+		if !placed[i] {
+			rest = append(rest, cs[i].idx)
+		}
+	}
+	// Keep queue order for the greedy pass.
+	pos := make(map[int]int, len(cands))
+	for k, idx := range cands {
+		pos[idx] = k
+	}
+	slices.SortFunc(rest, func(a, b int) int { return cmp.Compare(pos[a], pos[b]) })
+	return rest, false
+}
+
+// options lists where a candidate may go, best first, at most MaxOptions.
+func (c *cycle) options(cd *candidate, lv *levels, frag func(int, int) float64, tau float64) []lp.Opt {
+	j := cd.job
+	l := cd.level
+	type nodeFit struct {
+		n    int
+		free int
+	}
+	var fits []nodeFit
+	singleNode := j.Topology != model.TopologyAny || cd.req.PerNode == 0 || cd.req.PerNode == j.Cards
+	if j.Topology == model.TopologySameSwitch && cd.req.PerNode > 0 && cd.req.PerNode < j.Cards {
+		singleNode = false
+	}
+	if singleNode {
+		for n := range lv.avail {
+			f := c.modelFree(n, l, lv, j.CardModel)
+			if f >= j.Cards && (j.Topology != model.TopologySameIsland || c.islandFree(n, l, lv, j.CardModel) >= j.Cards) {
+				fits = append(fits, nodeFit{n, f})
+			}
+		}
+		slices.SortFunc(fits, func(a, b nodeFit) int {
+			if x := cmp.Compare(a.free, b.free); x != 0 {
+				return x
+			}
+			return cmp.Compare(c.lay.Nodes[a.n].Name, c.lay.Nodes[b.n].Name)
+		})
+	}
+	var opts []lp.Opt
+	for _, f := range fits {
+		if len(opts) >= c.h.cfg.MaxOptions {
+			break
+		}
+		opts = append(opts, lp.Opt{Level: l, Node: f.n, Value: c.value(cd, lv, l, f.n, frag, tau)})
+	}
+	if len(opts) > 0 || j.Topology == model.TopologySameNode || j.Topology == model.TopologySameIsland {
+		return opts
+	}
+	// Spread over one switch group, or over the cluster for ANY.
+	groups := map[int32][]int{}
+	for n := range lv.avail {
+		if c.modelFree(n, l, lv, j.CardModel) > 0 {
+			g := c.prof.Group(n)
+			groups[g] = append(groups[g], n)
+		}
+	}
+	gids := make([]int32, 0, len(groups))
+	for g := range groups {
+		gids = append(gids, g)
+	}
+	slices.Sort(gids)
+	capOf := func(nodes []int) int {
+		t := 0
+		for _, n := range nodes {
+			f := c.modelFree(n, l, lv, j.CardModel)
+			if cd.req.PerNode > 0 {
+				if f >= cd.req.PerNode {
+					t += cd.req.PerNode
+				}
+			} else {
+				t += f
+			}
+		}
+		return t
+	}
+	v := c.value(cd, lv, l, -1, frag, tau)
+	for _, g := range gids {
+		if len(opts) >= c.h.cfg.MaxOptions/2 {
+			break
+		}
+		if capOf(groups[g]) >= j.Cards {
+			opts = append(opts, lp.Opt{Level: l, Node: -1, Spread: limitNodes(groups[g], 64), PerNode: cd.req.PerNode, Value: v})
+		}
+	}
+	if len(opts) == 0 && j.Topology == model.TopologyAny {
+		var all []int
+		for _, g := range gids {
+			all = append(all, groups[g]...)
+		}
+		if capOf(all) >= j.Cards {
+			opts = append(opts, lp.Opt{Level: l, Node: -1, Spread: limitNodes(all, 256), PerNode: cd.req.PerNode, Value: v})
+		}
+	}
+	return opts
+}
+
+func limitNodes(ns []int, n int) []int {
+	if len(ns) > n {
+		return ns[:n]
+	}
+	return ns
+}
+
+// modelFree counts a node's free cards at level ≥ l that a job asking for
+// model m can use.
+func (c *cycle) modelFree(n, l int, lv *levels, m string) int {
+	if m == "" {
+		return atLeast(lv.avail[n], l)
+	}
+	nd := c.lay.Nodes[n]
+	k := 0
+	for id := nd.First; id < nd.First+nd.Len; id++ {
+		if lvl, ok := lv.of[id]; ok && int(lvl) >= l && model.ModelAccepts(m, c.lay.Cards[id].Model) {
+			k++
+		}
+	}
+	return k
+}
+
+// islandFree is the largest count of free cards at level ≥ l in one island of node n.
+func (c *cycle) islandFree(n, l int, lv *levels, m string) int {
+	nd := c.lay.Nodes[n]
+	cnt := map[int32]int{}
+	best := 0
+	for id := nd.First; id < nd.First+nd.Len; id++ {
+		if lvl, ok := lv.of[id]; ok && int(lvl) >= l && model.ModelAccepts(m, c.lay.Cards[id].Model) {
+			isl := c.lay.Cards[id].Island
+			cnt[isl]++
+			best = max(best, cnt[isl])
+		}
+	}
+	return best
+}
+
+// startBackfill records a backfill start with its risk.
+func (c *cycle) startBackfill(j *model.Job, cards []int, e jobEst, rk risk, how string) {
+	hold := max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1)
+	for _, id := range cards {
+		hold = min(hold, c.prof.Window(id, 0))
+	}
+	c.start(j, cards, max(hold, 1), e, model.Backfill, c.classes.Dominant(cards),
+		how+"; "+backfillReason(c.waiting, rk.prob, e.basis.String()), rk.prob, rk.claim, rk.claimed)
+}
+
+func backfillReason(waiting string, p float64, basis string) string {
+	return fmt.Sprintf("backfilled while %s waits; preemption probability %.3f; estimate from %s", waiting, p, basis)
+}
