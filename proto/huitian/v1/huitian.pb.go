@@ -603,6 +603,267 @@ func (PendingReason) EnumDescriptor() ([]byte, []int) {
 	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{8}
 }
 
+// JobEventKind is what happened to a job.
+type JobEventKind int32
+
+const (
+	// Not set; rejected.
+	JobEventKind_JOB_EVENT_KIND_UNSPECIFIED JobEventKind = 0
+	// The resource manager started the job (JobEvent.spec is required).
+	JobEventKind_JOB_EVENT_KIND_STARTED JobEventKind = 1
+	// The job ended; JobEvent.exit says how (JobEvent.spec is required).
+	JobEventKind_JOB_EVENT_KIND_FINISHED JobEventKind = 2
+	// The job yielded its cards; JobEvent.action says how.
+	JobEventKind_JOB_EVENT_KIND_PREEMPTED JobEventKind = 3
+	// The job reported how far it is; JobEvent.progress says how far.
+	JobEventKind_JOB_EVENT_KIND_PROGRESS JobEventKind = 4
+)
+
+// Enum value maps for JobEventKind.
+var (
+	JobEventKind_name = map[int32]string{
+		0: "JOB_EVENT_KIND_UNSPECIFIED",
+		1: "JOB_EVENT_KIND_STARTED",
+		2: "JOB_EVENT_KIND_FINISHED",
+		3: "JOB_EVENT_KIND_PREEMPTED",
+		4: "JOB_EVENT_KIND_PROGRESS",
+	}
+	JobEventKind_value = map[string]int32{
+		"JOB_EVENT_KIND_UNSPECIFIED": 0,
+		"JOB_EVENT_KIND_STARTED":     1,
+		"JOB_EVENT_KIND_FINISHED":    2,
+		"JOB_EVENT_KIND_PREEMPTED":   3,
+		"JOB_EVENT_KIND_PROGRESS":    4,
+	}
+)
+
+func (x JobEventKind) Enum() *JobEventKind {
+	p := new(JobEventKind)
+	*p = x
+	return p
+}
+
+func (x JobEventKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobEventKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_huitian_v1_huitian_proto_enumTypes[9].Descriptor()
+}
+
+func (JobEventKind) Type() protoreflect.EnumType {
+	return &file_huitian_v1_huitian_proto_enumTypes[9]
+}
+
+func (x JobEventKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobEventKind.Descriptor instead.
+func (JobEventKind) EnumDescriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{9}
+}
+
+// ExitState is how a job ended.
+type ExitState int32
+
+const (
+	// Not set; rejected for a JOB_EVENT_KIND_FINISHED event.
+	ExitState_EXIT_STATE_UNSPECIFIED ExitState = 0
+	// The job completed on its own.
+	ExitState_EXIT_STATE_COMPLETED ExitState = 1
+	// The job failed on its own.
+	ExitState_EXIT_STATE_FAILED ExitState = 2
+	// The resource manager killed the job at its time limit.
+	ExitState_EXIT_STATE_KILLED_AT_LIMIT ExitState = 3
+)
+
+// Enum value maps for ExitState.
+var (
+	ExitState_name = map[int32]string{
+		0: "EXIT_STATE_UNSPECIFIED",
+		1: "EXIT_STATE_COMPLETED",
+		2: "EXIT_STATE_FAILED",
+		3: "EXIT_STATE_KILLED_AT_LIMIT",
+	}
+	ExitState_value = map[string]int32{
+		"EXIT_STATE_UNSPECIFIED":     0,
+		"EXIT_STATE_COMPLETED":       1,
+		"EXIT_STATE_FAILED":          2,
+		"EXIT_STATE_KILLED_AT_LIMIT": 3,
+	}
+)
+
+func (x ExitState) Enum() *ExitState {
+	p := new(ExitState)
+	*p = x
+	return p
+}
+
+func (x ExitState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ExitState) Descriptor() protoreflect.EnumDescriptor {
+	return file_huitian_v1_huitian_proto_enumTypes[10].Descriptor()
+}
+
+func (ExitState) Type() protoreflect.EnumType {
+	return &file_huitian_v1_huitian_proto_enumTypes[10]
+}
+
+func (x ExitState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ExitState.Descriptor instead.
+func (ExitState) EnumDescriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{10}
+}
+
+// JobState is where a job is, as far as the planner knows.
+type JobState int32
+
+const (
+	// Not set; never sent.
+	JobState_JOB_STATE_UNSPECIFIED JobState = 0
+	// Queued, without a reservation; JobInsight.pending_reason says why it waits.
+	JobState_JOB_STATE_PENDING JobState = 1
+	// Queued, holding a reservation from JobInsight.estimated_start.
+	JobState_JOB_STATE_RESERVED JobState = 2
+	// The last plan started it; the resource manager has not reported it
+	// started yet.
+	JobState_JOB_STATE_STARTING JobState = 3
+	// Running.
+	JobState_JOB_STATE_RUNNING JobState = 4
+	// Preempted by checkpoint-suspend: it yielded its cards and waits to resume.
+	JobState_JOB_STATE_SUSPENDED JobState = 5
+	// Preempted and requeued: it yielded its cards and lost its progress.
+	JobState_JOB_STATE_REQUEUED JobState = 6
+	// Ended; JobInsight.exit says how.
+	JobState_JOB_STATE_FINISHED JobState = 7
+)
+
+// Enum value maps for JobState.
+var (
+	JobState_name = map[int32]string{
+		0: "JOB_STATE_UNSPECIFIED",
+		1: "JOB_STATE_PENDING",
+		2: "JOB_STATE_RESERVED",
+		3: "JOB_STATE_STARTING",
+		4: "JOB_STATE_RUNNING",
+		5: "JOB_STATE_SUSPENDED",
+		6: "JOB_STATE_REQUEUED",
+		7: "JOB_STATE_FINISHED",
+	}
+	JobState_value = map[string]int32{
+		"JOB_STATE_UNSPECIFIED": 0,
+		"JOB_STATE_PENDING":     1,
+		"JOB_STATE_RESERVED":    2,
+		"JOB_STATE_STARTING":    3,
+		"JOB_STATE_RUNNING":     4,
+		"JOB_STATE_SUSPENDED":   5,
+		"JOB_STATE_REQUEUED":    6,
+		"JOB_STATE_FINISHED":    7,
+	}
+)
+
+func (x JobState) Enum() *JobState {
+	p := new(JobState)
+	*p = x
+	return p
+}
+
+func (x JobState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobState) Descriptor() protoreflect.EnumDescriptor {
+	return file_huitian_v1_huitian_proto_enumTypes[11].Descriptor()
+}
+
+func (JobState) Type() protoreflect.EnumType {
+	return &file_huitian_v1_huitian_proto_enumTypes[11]
+}
+
+func (x JobState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobState.Descriptor instead.
+func (JobState) EnumDescriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{11}
+}
+
+// TraceFormat is the format of a workload trace.
+type TraceFormat int32
+
+const (
+	// Not set; rejected.
+	TraceFormat_TRACE_FORMAT_UNSPECIFIED TraceFormat = 0
+	// The Standard Workload Format of the Parallel Workloads Archive.
+	TraceFormat_TRACE_FORMAT_SWF TraceFormat = 1
+	// Microsoft Philly's CSV.
+	TraceFormat_TRACE_FORMAT_PHILLY TraceFormat = 2
+	// Alibaba's OpenB pod list.
+	TraceFormat_TRACE_FORMAT_OPENB TraceFormat = 3
+	// SenseTime Helios CSV.
+	TraceFormat_TRACE_FORMAT_HELIOS TraceFormat = 4
+	// Shanghai AI Lab Acme CSV.
+	TraceFormat_TRACE_FORMAT_ACME TraceFormat = 5
+	// A synthetic workload: the trace is a generator spec, not a file.
+	TraceFormat_TRACE_FORMAT_SYNTH TraceFormat = 6
+)
+
+// Enum value maps for TraceFormat.
+var (
+	TraceFormat_name = map[int32]string{
+		0: "TRACE_FORMAT_UNSPECIFIED",
+		1: "TRACE_FORMAT_SWF",
+		2: "TRACE_FORMAT_PHILLY",
+		3: "TRACE_FORMAT_OPENB",
+		4: "TRACE_FORMAT_HELIOS",
+		5: "TRACE_FORMAT_ACME",
+		6: "TRACE_FORMAT_SYNTH",
+	}
+	TraceFormat_value = map[string]int32{
+		"TRACE_FORMAT_UNSPECIFIED": 0,
+		"TRACE_FORMAT_SWF":         1,
+		"TRACE_FORMAT_PHILLY":      2,
+		"TRACE_FORMAT_OPENB":       3,
+		"TRACE_FORMAT_HELIOS":      4,
+		"TRACE_FORMAT_ACME":        5,
+		"TRACE_FORMAT_SYNTH":       6,
+	}
+)
+
+func (x TraceFormat) Enum() *TraceFormat {
+	p := new(TraceFormat)
+	*p = x
+	return p
+}
+
+func (x TraceFormat) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TraceFormat) Descriptor() protoreflect.EnumDescriptor {
+	return file_huitian_v1_huitian_proto_enumTypes[12].Descriptor()
+}
+
+func (TraceFormat) Type() protoreflect.EnumType {
+	return &file_huitian_v1_huitian_proto_enumTypes[12]
+}
+
+func (x TraceFormat) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TraceFormat.Descriptor instead.
+func (TraceFormat) EnumDescriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{12}
+}
+
 // PlanRequest is one scheduling cycle's snapshot: the cluster, what runs on
 // it, what waits, and how to plan.
 type PlanRequest struct {
@@ -2021,6 +2282,1645 @@ func (x *SolverStats) GetLpCols() int32 {
 	return 0
 }
 
+// JobEvent is one fact about a job, reported by the resource manager.
+// Cross-field rules (checked by the service, each violation naming its field):
+// STARTED and FINISHED need `spec`; FINISHED needs `exit`; PREEMPTED needs
+// `action`; FINISHED and PREEMPTED take `start_time` when the job's (last)
+// start is known.
+type JobEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job's identifier, as in JobSpec.id.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// What happened.
+	Kind JobEventKind `protobuf:"varint,2,opt,name=kind,proto3,enum=huitian.v1.JobEventKind" json:"kind,omitempty"`
+	// When it happened. Together with job_id and kind, it identifies the event:
+	// a second event with the same three is a duplicate and is ignored.
+	Time *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	// The job's specification; required for STARTED and FINISHED, optional
+	// otherwise.
+	Spec *JobSpec `protobuf:"bytes,4,opt,name=spec,proto3" json:"spec,omitempty"`
+	// On what terms the job held its cards, for STARTED and FINISHED.
+	Allocation AllocationKind `protobuf:"varint,5,opt,name=allocation,proto3,enum=huitian.v1.AllocationKind" json:"allocation,omitempty"`
+	// When the job (last) started, for FINISHED and PREEMPTED; absent when
+	// unknown.
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// How the job ended, for FINISHED.
+	Exit ExitState `protobuf:"varint,7,opt,name=exit,proto3,enum=huitian.v1.ExitState" json:"exit,omitempty"`
+	// How the job yielded its cards, for PREEMPTED.
+	Action PreemptionAction `protobuf:"varint,8,opt,name=action,proto3,enum=huitian.v1.PreemptionAction" json:"action,omitempty"`
+	// How far the job is, in [0, 1], for PROGRESS.
+	Progress      float64 `protobuf:"fixed64,9,opt,name=progress,proto3" json:"progress,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobEvent) Reset() {
+	*x = JobEvent{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobEvent) ProtoMessage() {}
+
+func (x *JobEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
+func (*JobEvent) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *JobEvent) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *JobEvent) GetKind() JobEventKind {
+	if x != nil {
+		return x.Kind
+	}
+	return JobEventKind_JOB_EVENT_KIND_UNSPECIFIED
+}
+
+func (x *JobEvent) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *JobEvent) GetSpec() *JobSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *JobEvent) GetAllocation() AllocationKind {
+	if x != nil {
+		return x.Allocation
+	}
+	return AllocationKind_ALLOCATION_KIND_UNSPECIFIED
+}
+
+func (x *JobEvent) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *JobEvent) GetExit() ExitState {
+	if x != nil {
+		return x.Exit
+	}
+	return ExitState_EXIT_STATE_UNSPECIFIED
+}
+
+func (x *JobEvent) GetAction() PreemptionAction {
+	if x != nil {
+		return x.Action
+	}
+	return PreemptionAction_PREEMPTION_ACTION_UNSPECIFIED
+}
+
+func (x *JobEvent) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+// ReportEventsRequest carries a batch of job events for one cluster.
+type ReportEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster the jobs run on, as Cluster.id.
+	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// The events, in any order. The service caps how many one request may
+	// carry (--max-events) and says so when a request carries more.
+	Events        []*JobEvent `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportEventsRequest) Reset() {
+	*x = ReportEventsRequest{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportEventsRequest) ProtoMessage() {}
+
+func (x *ReportEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportEventsRequest.ProtoReflect.Descriptor instead.
+func (*ReportEventsRequest) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ReportEventsRequest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *ReportEventsRequest) GetEvents() []*JobEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+// ReportEventsResponse says what the service stored. Every event of the
+// request is stored (or was already) when this answer is sent.
+type ReportEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Events stored for the first time by this request.
+	Accepted int32 `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	// Events the service already had (same job id, kind and time), ignored.
+	Duplicates    int32 `protobuf:"varint,2,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportEventsResponse) Reset() {
+	*x = ReportEventsResponse{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportEventsResponse) ProtoMessage() {}
+
+func (x *ReportEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportEventsResponse.ProtoReflect.Descriptor instead.
+func (*ReportEventsResponse) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ReportEventsResponse) GetAccepted() int32 {
+	if x != nil {
+		return x.Accepted
+	}
+	return 0
+}
+
+func (x *ReportEventsResponse) GetDuplicates() int32 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
+// GetJobInsightRequest asks about one job of one cluster.
+type GetJobInsightRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster, as Cluster.id.
+	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// The job, as JobSpec.id.
+	JobId         string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetJobInsightRequest) Reset() {
+	*x = GetJobInsightRequest{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetJobInsightRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetJobInsightRequest) ProtoMessage() {}
+
+func (x *GetJobInsightRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetJobInsightRequest.ProtoReflect.Descriptor instead.
+func (*GetJobInsightRequest) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetJobInsightRequest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *GetJobInsightRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// GetJobInsightResponse is what a user sees for one job.
+type GetJobInsightResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job's insight.
+	Insight       *JobInsight `protobuf:"bytes,1,opt,name=insight,proto3" json:"insight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetJobInsightResponse) Reset() {
+	*x = GetJobInsightResponse{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetJobInsightResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetJobInsightResponse) ProtoMessage() {}
+
+func (x *GetJobInsightResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetJobInsightResponse.ProtoReflect.Descriptor instead.
+func (*GetJobInsightResponse) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetJobInsightResponse) GetInsight() *JobInsight {
+	if x != nil {
+		return x.Insight
+	}
+	return nil
+}
+
+// RuntimeEstimate says how the planner estimates a job's runtime.
+type RuntimeEstimate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The history the estimate rests on: a level such as "user+class+cards",
+	// "class" or "all", or "limit" when the planner uses the user's time limit.
+	Source string `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// How many finished jobs the estimate rests on.
+	HistorySize int32 `protobuf:"varint,2,opt,name=history_size,json=historySize,proto3" json:"history_size,omitempty"`
+	// The quantile of the runtime distribution the planner plans with, in
+	// [0, 1].
+	Quantile float64 `protobuf:"fixed64,3,opt,name=quantile,proto3" json:"quantile,omitempty"`
+	// True when the estimator erred too often for jobs like this one, so the
+	// planner uses the time limit instead of the history.
+	Unreliable    bool `protobuf:"varint,4,opt,name=unreliable,proto3" json:"unreliable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RuntimeEstimate) Reset() {
+	*x = RuntimeEstimate{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RuntimeEstimate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RuntimeEstimate) ProtoMessage() {}
+
+func (x *RuntimeEstimate) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RuntimeEstimate.ProtoReflect.Descriptor instead.
+func (*RuntimeEstimate) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RuntimeEstimate) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *RuntimeEstimate) GetHistorySize() int32 {
+	if x != nil {
+		return x.HistorySize
+	}
+	return 0
+}
+
+func (x *RuntimeEstimate) GetQuantile() float64 {
+	if x != nil {
+		return x.Quantile
+	}
+	return 0
+}
+
+func (x *RuntimeEstimate) GetUnreliable() bool {
+	if x != nil {
+		return x.Unreliable
+	}
+	return false
+}
+
+// JobInsight is one job as a user sees it, built from the cluster's last
+// plan and the events reported since.
+type JobInsight struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Where the job is.
+	State JobState `protobuf:"varint,2,opt,name=state,proto3,enum=huitian.v1.JobState" json:"state,omitempty"`
+	// Regular or backfill resources, for a starting, running or finished job.
+	Kind AllocationKind `protobuf:"varint,3,opt,name=kind,proto3,enum=huitian.v1.AllocationKind" json:"kind,omitempty"`
+	// The cards the job holds, will start on, or has reserved.
+	Cards []*CardRef `protobuf:"bytes,4,rep,name=cards,proto3" json:"cards,omitempty"`
+	// How long the job is expected to keep its cards; absent when no
+	// reservation claims them.
+	ExpectedRetention *durationpb.Duration `protobuf:"bytes,5,opt,name=expected_retention,json=expectedRetention,proto3" json:"expected_retention,omitempty"`
+	// The estimated probability that the job is preempted before it finishes,
+	// in [0, 1].
+	PreemptionProbability float64 `protobuf:"fixed64,6,opt,name=preemption_probability,json=preemptionProbability,proto3" json:"preemption_probability,omitempty"`
+	// Until when a backfill job is protected from preemption; absent when it
+	// is not protected.
+	ProtectedUntil *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=protected_until,json=protectedUntil,proto3" json:"protected_until,omitempty"`
+	// When a queued job is estimated to start; absent when unknown.
+	EstimatedStart *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=estimated_start,json=estimatedStart,proto3" json:"estimated_start,omitempty"`
+	// Why a queued job waits.
+	PendingReason PendingReason `protobuf:"varint,9,opt,name=pending_reason,json=pendingReason,proto3,enum=huitian.v1.PendingReason" json:"pending_reason,omitempty"`
+	// Why the job waits or starts, in words.
+	Message string `protobuf:"bytes,10,opt,name=message,proto3" json:"message,omitempty"`
+	// The class of idle capacity a backfill job starts on.
+	Fragment FragmentClass `protobuf:"varint,11,opt,name=fragment,proto3,enum=huitian.v1.FragmentClass" json:"fragment,omitempty"`
+	// How a finished job ended.
+	Exit ExitState `protobuf:"varint,12,opt,name=exit,proto3,enum=huitian.v1.ExitState" json:"exit,omitempty"`
+	// The job's last reported progress, in [0, 1].
+	Progress float64 `protobuf:"fixed64,13,opt,name=progress,proto3" json:"progress,omitempty"`
+	// The `now` of the plan this insight comes from; absent when no plan
+	// mentioned the job.
+	PlanTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=plan_time,json=planTime,proto3" json:"plan_time,omitempty"`
+	// The time of the last state-changing event reported for the job; absent
+	// when none was.
+	EventTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
+	// How the planner estimated the job's runtime. Absent while the planner
+	// does not explain its estimates: the baseline policies plan with the
+	// user's time limit and say nothing here; the huitian planner fills it.
+	Estimate      *RuntimeEstimate `protobuf:"bytes,16,opt,name=estimate,proto3" json:"estimate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobInsight) Reset() {
+	*x = JobInsight{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobInsight) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobInsight) ProtoMessage() {}
+
+func (x *JobInsight) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobInsight.ProtoReflect.Descriptor instead.
+func (*JobInsight) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *JobInsight) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *JobInsight) GetState() JobState {
+	if x != nil {
+		return x.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (x *JobInsight) GetKind() AllocationKind {
+	if x != nil {
+		return x.Kind
+	}
+	return AllocationKind_ALLOCATION_KIND_UNSPECIFIED
+}
+
+func (x *JobInsight) GetCards() []*CardRef {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
+func (x *JobInsight) GetExpectedRetention() *durationpb.Duration {
+	if x != nil {
+		return x.ExpectedRetention
+	}
+	return nil
+}
+
+func (x *JobInsight) GetPreemptionProbability() float64 {
+	if x != nil {
+		return x.PreemptionProbability
+	}
+	return 0
+}
+
+func (x *JobInsight) GetProtectedUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ProtectedUntil
+	}
+	return nil
+}
+
+func (x *JobInsight) GetEstimatedStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EstimatedStart
+	}
+	return nil
+}
+
+func (x *JobInsight) GetPendingReason() PendingReason {
+	if x != nil {
+		return x.PendingReason
+	}
+	return PendingReason_PENDING_REASON_UNSPECIFIED
+}
+
+func (x *JobInsight) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *JobInsight) GetFragment() FragmentClass {
+	if x != nil {
+		return x.Fragment
+	}
+	return FragmentClass_FRAGMENT_CLASS_UNSPECIFIED
+}
+
+func (x *JobInsight) GetExit() ExitState {
+	if x != nil {
+		return x.Exit
+	}
+	return ExitState_EXIT_STATE_UNSPECIFIED
+}
+
+func (x *JobInsight) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *JobInsight) GetPlanTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PlanTime
+	}
+	return nil
+}
+
+func (x *JobInsight) GetEventTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTime
+	}
+	return nil
+}
+
+func (x *JobInsight) GetEstimate() *RuntimeEstimate {
+	if x != nil {
+		return x.Estimate
+	}
+	return nil
+}
+
+// ClusterShape is a uniform cluster given by its size, for a what-if.
+type ClusterShape struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many nodes.
+	Nodes int32 `protobuf:"varint,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// How many cards each node has.
+	CardsPerNode int32 `protobuf:"varint,2,opt,name=cards_per_node,json=cardsPerNode,proto3" json:"cards_per_node,omitempty"`
+	// How many nodes share a leaf switch; 0 puts every node under one switch.
+	NodesPerSwitch int32 `protobuf:"varint,3,opt,name=nodes_per_switch,json=nodesPerSwitch,proto3" json:"nodes_per_switch,omitempty"`
+	// The card model; empty when the trace does not ask for one.
+	CardModel     string `protobuf:"bytes,4,opt,name=card_model,json=cardModel,proto3" json:"card_model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterShape) Reset() {
+	*x = ClusterShape{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterShape) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterShape) ProtoMessage() {}
+
+func (x *ClusterShape) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterShape.ProtoReflect.Descriptor instead.
+func (*ClusterShape) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ClusterShape) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *ClusterShape) GetCardsPerNode() int32 {
+	if x != nil {
+		return x.CardsPerNode
+	}
+	return 0
+}
+
+func (x *ClusterShape) GetNodesPerSwitch() int32 {
+	if x != nil {
+		return x.NodesPerSwitch
+	}
+	return 0
+}
+
+func (x *ClusterShape) GetCardModel() string {
+	if x != nil {
+		return x.CardModel
+	}
+	return ""
+}
+
+// WhatIfRequest is a workload, a cluster and the policies to compare.
+type WhatIfRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where the trace comes from.
+	//
+	// Types that are valid to be assigned to Trace:
+	//
+	//	*WhatIfRequest_TraceData
+	//	*WhatIfRequest_TracePath
+	//	*WhatIfRequest_SynthSpec
+	Trace isWhatIfRequest_Trace `protobuf_oneof:"trace"`
+	// The trace's format.
+	Format TraceFormat `protobuf:"varint,4,opt,name=format,proto3,enum=huitian.v1.TraceFormat" json:"format,omitempty"`
+	// The cluster to replay on.
+	//
+	// Types that are valid to be assigned to Cluster:
+	//
+	//	*WhatIfRequest_ClusterSpec
+	//	*WhatIfRequest_Shape
+	Cluster isWhatIfRequest_Cluster `protobuf_oneof:"cluster"`
+	// The policies to compare, each on the same workload and cluster.
+	Policies []Policy `protobuf:"varint,7,rep,packed,name=policies,proto3,enum=huitian.v1.Policy" json:"policies,omitempty"`
+	// Options for every policy's cycles (time budget, reservation depth).
+	Options *PlanOptions `protobuf:"bytes,8,opt,name=options,proto3" json:"options,omitempty"`
+	// Replay only the first max_jobs jobs of the trace; 0: all of them.
+	MaxJobs       int32 `protobuf:"varint,9,opt,name=max_jobs,json=maxJobs,proto3" json:"max_jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhatIfRequest) Reset() {
+	*x = WhatIfRequest{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhatIfRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhatIfRequest) ProtoMessage() {}
+
+func (x *WhatIfRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhatIfRequest.ProtoReflect.Descriptor instead.
+func (*WhatIfRequest) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *WhatIfRequest) GetTrace() isWhatIfRequest_Trace {
+	if x != nil {
+		return x.Trace
+	}
+	return nil
+}
+
+func (x *WhatIfRequest) GetTraceData() []byte {
+	if x != nil {
+		if x, ok := x.Trace.(*WhatIfRequest_TraceData); ok {
+			return x.TraceData
+		}
+	}
+	return nil
+}
+
+func (x *WhatIfRequest) GetTracePath() string {
+	if x != nil {
+		if x, ok := x.Trace.(*WhatIfRequest_TracePath); ok {
+			return x.TracePath
+		}
+	}
+	return ""
+}
+
+func (x *WhatIfRequest) GetSynthSpec() string {
+	if x != nil {
+		if x, ok := x.Trace.(*WhatIfRequest_SynthSpec); ok {
+			return x.SynthSpec
+		}
+	}
+	return ""
+}
+
+func (x *WhatIfRequest) GetFormat() TraceFormat {
+	if x != nil {
+		return x.Format
+	}
+	return TraceFormat_TRACE_FORMAT_UNSPECIFIED
+}
+
+func (x *WhatIfRequest) GetCluster() isWhatIfRequest_Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+func (x *WhatIfRequest) GetClusterSpec() *Cluster {
+	if x != nil {
+		if x, ok := x.Cluster.(*WhatIfRequest_ClusterSpec); ok {
+			return x.ClusterSpec
+		}
+	}
+	return nil
+}
+
+func (x *WhatIfRequest) GetShape() *ClusterShape {
+	if x != nil {
+		if x, ok := x.Cluster.(*WhatIfRequest_Shape); ok {
+			return x.Shape
+		}
+	}
+	return nil
+}
+
+func (x *WhatIfRequest) GetPolicies() []Policy {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
+func (x *WhatIfRequest) GetOptions() *PlanOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *WhatIfRequest) GetMaxJobs() int32 {
+	if x != nil {
+		return x.MaxJobs
+	}
+	return 0
+}
+
+type isWhatIfRequest_Trace interface {
+	isWhatIfRequest_Trace()
+}
+
+type WhatIfRequest_TraceData struct {
+	// The trace file's bytes (optionally gzip-compressed), uploaded.
+	TraceData []byte `protobuf:"bytes,1,opt,name=trace_data,json=traceData,proto3,oneof"`
+}
+
+type WhatIfRequest_TracePath struct {
+	// A path relative to the service's trace folder (`traces` under its
+	// --data folder); the service reads nothing outside it.
+	TracePath string `protobuf:"bytes,2,opt,name=trace_path,json=tracePath,proto3,oneof"`
+}
+
+type WhatIfRequest_SynthSpec struct {
+	// A synthetic workload's spec, for TRACE_FORMAT_SYNTH.
+	SynthSpec string `protobuf:"bytes,3,opt,name=synth_spec,json=synthSpec,proto3,oneof"`
+}
+
+func (*WhatIfRequest_TraceData) isWhatIfRequest_Trace() {}
+
+func (*WhatIfRequest_TracePath) isWhatIfRequest_Trace() {}
+
+func (*WhatIfRequest_SynthSpec) isWhatIfRequest_Trace() {}
+
+type isWhatIfRequest_Cluster interface {
+	isWhatIfRequest_Cluster()
+}
+
+type WhatIfRequest_ClusterSpec struct {
+	// A cluster given card by card, as in PlanRequest.
+	ClusterSpec *Cluster `protobuf:"bytes,5,opt,name=cluster_spec,json=clusterSpec,proto3,oneof"`
+}
+
+type WhatIfRequest_Shape struct {
+	// A uniform cluster given by its size.
+	Shape *ClusterShape `protobuf:"bytes,6,opt,name=shape,proto3,oneof"`
+}
+
+func (*WhatIfRequest_ClusterSpec) isWhatIfRequest_Cluster() {}
+
+func (*WhatIfRequest_Shape) isWhatIfRequest_Cluster() {}
+
+// WhatIfResponse is one message of a what-if stream: progress while the
+// simulation runs, then the comparison as the last message.
+type WhatIfResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What this message carries.
+	//
+	// Types that are valid to be assigned to Result:
+	//
+	//	*WhatIfResponse_Progress
+	//	*WhatIfResponse_Comparison
+	Result        isWhatIfResponse_Result `protobuf_oneof:"result"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhatIfResponse) Reset() {
+	*x = WhatIfResponse{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhatIfResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhatIfResponse) ProtoMessage() {}
+
+func (x *WhatIfResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhatIfResponse.ProtoReflect.Descriptor instead.
+func (*WhatIfResponse) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *WhatIfResponse) GetResult() isWhatIfResponse_Result {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *WhatIfResponse) GetProgress() *WhatIfProgress {
+	if x != nil {
+		if x, ok := x.Result.(*WhatIfResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *WhatIfResponse) GetComparison() *WhatIfComparison {
+	if x != nil {
+		if x, ok := x.Result.(*WhatIfResponse_Comparison); ok {
+			return x.Comparison
+		}
+	}
+	return nil
+}
+
+type isWhatIfResponse_Result interface {
+	isWhatIfResponse_Result()
+}
+
+type WhatIfResponse_Progress struct {
+	// How far one policy's replay is.
+	Progress *WhatIfProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type WhatIfResponse_Comparison struct {
+	// The comparison of every policy, sent once, last.
+	Comparison *WhatIfComparison `protobuf:"bytes,2,opt,name=comparison,proto3,oneof"`
+}
+
+func (*WhatIfResponse_Progress) isWhatIfResponse_Result() {}
+
+func (*WhatIfResponse_Comparison) isWhatIfResponse_Result() {}
+
+// WhatIfProgress is how far one policy's replay is.
+type WhatIfProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The policy being replayed.
+	Policy Policy `protobuf:"varint,1,opt,name=policy,proto3,enum=huitian.v1.Policy" json:"policy,omitempty"`
+	// Jobs that have finished in the simulation.
+	JobsDone int64 `protobuf:"varint,2,opt,name=jobs_done,json=jobsDone,proto3" json:"jobs_done,omitempty"`
+	// Jobs in the workload.
+	JobsTotal int64 `protobuf:"varint,3,opt,name=jobs_total,json=jobsTotal,proto3" json:"jobs_total,omitempty"`
+	// The simulation's clock.
+	SimulatedTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=simulated_time,json=simulatedTime,proto3" json:"simulated_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhatIfProgress) Reset() {
+	*x = WhatIfProgress{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhatIfProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhatIfProgress) ProtoMessage() {}
+
+func (x *WhatIfProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhatIfProgress.ProtoReflect.Descriptor instead.
+func (*WhatIfProgress) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *WhatIfProgress) GetPolicy() Policy {
+	if x != nil {
+		return x.Policy
+	}
+	return Policy_POLICY_UNSPECIFIED
+}
+
+func (x *WhatIfProgress) GetJobsDone() int64 {
+	if x != nil {
+		return x.JobsDone
+	}
+	return 0
+}
+
+func (x *WhatIfProgress) GetJobsTotal() int64 {
+	if x != nil {
+		return x.JobsTotal
+	}
+	return 0
+}
+
+func (x *WhatIfProgress) GetSimulatedTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SimulatedTime
+	}
+	return nil
+}
+
+// WhatIfComparison holds one result per policy, in request order.
+type WhatIfComparison struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The results, one per requested policy, in request order.
+	Results       []*PolicyResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhatIfComparison) Reset() {
+	*x = WhatIfComparison{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhatIfComparison) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhatIfComparison) ProtoMessage() {}
+
+func (x *WhatIfComparison) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhatIfComparison.ProtoReflect.Descriptor instead.
+func (*WhatIfComparison) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *WhatIfComparison) GetResults() []*PolicyResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// PolicyResult is how one policy did on the workload.
+type PolicyResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The policy.
+	Policy Policy `protobuf:"varint,1,opt,name=policy,proto3,enum=huitian.v1.Policy" json:"policy,omitempty"`
+	// Jobs replayed.
+	Jobs int64 `protobuf:"varint,2,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	// From the first submit to the last finish.
+	Makespan *durationpb.Duration `protobuf:"bytes,3,opt,name=makespan,proto3" json:"makespan,omitempty"`
+	// Mean time from submit to (first) start.
+	MeanWait *durationpb.Duration `protobuf:"bytes,4,opt,name=mean_wait,json=meanWait,proto3" json:"mean_wait,omitempty"`
+	// 95th percentile of the wait.
+	P95Wait *durationpb.Duration `protobuf:"bytes,5,opt,name=p95_wait,json=p95Wait,proto3" json:"p95_wait,omitempty"`
+	// Mean bounded slowdown (10-second bound).
+	MeanBoundedSlowdown float64 `protobuf:"fixed64,6,opt,name=mean_bounded_slowdown,json=meanBoundedSlowdown,proto3" json:"mean_bounded_slowdown,omitempty"`
+	// Busy card-time over available card-time, in [0, 1].
+	Utilization float64 `protobuf:"fixed64,7,opt,name=utilization,proto3" json:"utilization,omitempty"`
+	// Share of backfill jobs that ended without preemption, in [0, 1].
+	BackfillCompletionRate float64 `protobuf:"fixed64,8,opt,name=backfill_completion_rate,json=backfillCompletionRate,proto3" json:"backfill_completion_rate,omitempty"`
+	// Share of otherwise idle card-time that backfill used, in [0, 1].
+	BackfillUtilization float64 `protobuf:"fixed64,9,opt,name=backfill_utilization,json=backfillUtilization,proto3" json:"backfill_utilization,omitempty"`
+	// Jobs started as backfill.
+	BackfillStarts int64 `protobuf:"varint,10,opt,name=backfill_starts,json=backfillStarts,proto3" json:"backfill_starts,omitempty"`
+	// Preemptions by checkpoint-suspend.
+	Suspensions int64 `protobuf:"varint,11,opt,name=suspensions,proto3" json:"suspensions,omitempty"`
+	// Preemptions by requeue.
+	Requeues int64 `protobuf:"varint,12,opt,name=requeues,proto3" json:"requeues,omitempty"`
+	// Mean wall time of one planning cycle.
+	MeanCycleTime *durationpb.Duration `protobuf:"bytes,13,opt,name=mean_cycle_time,json=meanCycleTime,proto3" json:"mean_cycle_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyResult) Reset() {
+	*x = PolicyResult{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyResult) ProtoMessage() {}
+
+func (x *PolicyResult) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyResult.ProtoReflect.Descriptor instead.
+func (*PolicyResult) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *PolicyResult) GetPolicy() Policy {
+	if x != nil {
+		return x.Policy
+	}
+	return Policy_POLICY_UNSPECIFIED
+}
+
+func (x *PolicyResult) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetMakespan() *durationpb.Duration {
+	if x != nil {
+		return x.Makespan
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetMeanWait() *durationpb.Duration {
+	if x != nil {
+		return x.MeanWait
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetP95Wait() *durationpb.Duration {
+	if x != nil {
+		return x.P95Wait
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetMeanBoundedSlowdown() float64 {
+	if x != nil {
+		return x.MeanBoundedSlowdown
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetUtilization() float64 {
+	if x != nil {
+		return x.Utilization
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetBackfillCompletionRate() float64 {
+	if x != nil {
+		return x.BackfillCompletionRate
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetBackfillUtilization() float64 {
+	if x != nil {
+		return x.BackfillUtilization
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetBackfillStarts() int64 {
+	if x != nil {
+		return x.BackfillStarts
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetSuspensions() int64 {
+	if x != nil {
+		return x.Suspensions
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetRequeues() int64 {
+	if x != nil {
+		return x.Requeues
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetMeanCycleTime() *durationpb.Duration {
+	if x != nil {
+		return x.MeanCycleTime
+	}
+	return nil
+}
+
+// GetStatusRequest asks for one cluster's planner state.
+type GetStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster, as Cluster.id.
+	ClusterId     string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStatusRequest) Reset() {
+	*x = GetStatusRequest{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStatusRequest) ProtoMessage() {}
+
+func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetStatusRequest) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetStatusRequest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+// GetStatusResponse is one cluster's planner state. Parts a planner does not
+// report (the baseline policies report none of tuner, measures and
+// fragments) are absent, never made up.
+type GetStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// The policy of the last plan.
+	LastPolicy Policy `protobuf:"varint,2,opt,name=last_policy,json=lastPolicy,proto3,enum=huitian.v1.Policy" json:"last_policy,omitempty"`
+	// The `now` of the last plan; absent before the first.
+	LastPlanTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_plan_time,json=lastPlanTime,proto3" json:"last_plan_time,omitempty"`
+	// The last plan's solver stats; absent before the first.
+	LastStats *SolverStats `protobuf:"bytes,4,opt,name=last_stats,json=lastStats,proto3" json:"last_stats,omitempty"`
+	// Plans made for the cluster since the service started.
+	Plans int64 `protobuf:"varint,5,opt,name=plans,proto3" json:"plans,omitempty"`
+	// Events stored for the cluster (all time, duplicates not counted).
+	Events int64 `protobuf:"varint,6,opt,name=events,proto3" json:"events,omitempty"`
+	// The adaptive controller's current parameters; absent when the last
+	// plan's planner has no tuner.
+	Tuner *TunerParameters `protobuf:"bytes,7,opt,name=tuner,proto3" json:"tuner,omitempty"`
+	// The three backfill measures over the tuner's window; absent when the
+	// last plan's planner does not measure them.
+	Measures *BackfillMeasures `protobuf:"bytes,8,opt,name=measures,proto3" json:"measures,omitempty"`
+	// The idle capacity the last cycle found, by class; empty when the last
+	// plan's planner does not classify fragments.
+	Fragments []*FragmentSummary `protobuf:"bytes,9,rep,name=fragments,proto3" json:"fragments,omitempty"`
+	// The reservation depth the last plan asked for (0: the policy's own).
+	LastReservationDepth int32 `protobuf:"varint,10,opt,name=last_reservation_depth,json=lastReservationDepth,proto3" json:"last_reservation_depth,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *GetStatusResponse) Reset() {
+	*x = GetStatusResponse{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStatusResponse) ProtoMessage() {}
+
+func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetStatusResponse) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetStatusResponse) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *GetStatusResponse) GetLastPolicy() Policy {
+	if x != nil {
+		return x.LastPolicy
+	}
+	return Policy_POLICY_UNSPECIFIED
+}
+
+func (x *GetStatusResponse) GetLastPlanTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastPlanTime
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetLastStats() *SolverStats {
+	if x != nil {
+		return x.LastStats
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetPlans() int64 {
+	if x != nil {
+		return x.Plans
+	}
+	return 0
+}
+
+func (x *GetStatusResponse) GetEvents() int64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *GetStatusResponse) GetTuner() *TunerParameters {
+	if x != nil {
+		return x.Tuner
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetMeasures() *BackfillMeasures {
+	if x != nil {
+		return x.Measures
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetFragments() []*FragmentSummary {
+	if x != nil {
+		return x.Fragments
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetLastReservationDepth() int32 {
+	if x != nil {
+		return x.LastReservationDepth
+	}
+	return 0
+}
+
+// TunerParameters are the adaptive controller's current settings.
+type TunerParameters struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The longest runtime (at the planning quantile) a backfill job may have.
+	MaxBackfillRuntime *durationpb.Duration `protobuf:"bytes,1,opt,name=max_backfill_runtime,json=maxBackfillRuntime,proto3" json:"max_backfill_runtime,omitempty"`
+	// The protection period as a share of a backfill job's estimated runtime,
+	// in [0, 1].
+	ProtectionFraction float64 `protobuf:"fixed64,2,opt,name=protection_fraction,json=protectionFraction,proto3" json:"protection_fraction,omitempty"`
+	// The controller's risk tolerance, in [0, 1].
+	Epsilon       float64 `protobuf:"fixed64,3,opt,name=epsilon,proto3" json:"epsilon,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TunerParameters) Reset() {
+	*x = TunerParameters{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TunerParameters) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TunerParameters) ProtoMessage() {}
+
+func (x *TunerParameters) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TunerParameters.ProtoReflect.Descriptor instead.
+func (*TunerParameters) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *TunerParameters) GetMaxBackfillRuntime() *durationpb.Duration {
+	if x != nil {
+		return x.MaxBackfillRuntime
+	}
+	return nil
+}
+
+func (x *TunerParameters) GetProtectionFraction() float64 {
+	if x != nil {
+		return x.ProtectionFraction
+	}
+	return 0
+}
+
+func (x *TunerParameters) GetEpsilon() float64 {
+	if x != nil {
+		return x.Epsilon
+	}
+	return 0
+}
+
+// BackfillMeasures say whether backfill works, over the tuner's window. A
+// measure without data in the window is absent.
+type BackfillMeasures struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Share of backfill jobs that ended without preemption, in [0, 1].
+	CompletionRate *float64 `protobuf:"fixed64,1,opt,name=completion_rate,json=completionRate,proto3,oneof" json:"completion_rate,omitempty"`
+	// Share of otherwise idle card-time that backfill used, in [0, 1].
+	Utilization *float64 `protobuf:"fixed64,2,opt,name=utilization,proto3,oneof" json:"utilization,omitempty"`
+	// Main jobs' mean start delay past their first reserved start: how much
+	// backfill (and estimate error) delayed them.
+	MainWaitDelta *durationpb.Duration `protobuf:"bytes,3,opt,name=main_wait_delta,json=mainWaitDelta,proto3" json:"main_wait_delta,omitempty"`
+	// Share of recent jobs that outlived their predicted 90th percentile, in
+	// [0, 1].
+	EstimatorExceed *float64 `protobuf:"fixed64,4,opt,name=estimator_exceed,json=estimatorExceed,proto3,oneof" json:"estimator_exceed,omitempty"`
+	// Backfill outcomes in the window.
+	BackfillJobs int32 `protobuf:"varint,5,opt,name=backfill_jobs,json=backfillJobs,proto3" json:"backfill_jobs,omitempty"`
+	// Main-job waits in the window.
+	MainJobs      int32 `protobuf:"varint,6,opt,name=main_jobs,json=mainJobs,proto3" json:"main_jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackfillMeasures) Reset() {
+	*x = BackfillMeasures{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackfillMeasures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackfillMeasures) ProtoMessage() {}
+
+func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackfillMeasures.ProtoReflect.Descriptor instead.
+func (*BackfillMeasures) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *BackfillMeasures) GetCompletionRate() float64 {
+	if x != nil && x.CompletionRate != nil {
+		return *x.CompletionRate
+	}
+	return 0
+}
+
+func (x *BackfillMeasures) GetUtilization() float64 {
+	if x != nil && x.Utilization != nil {
+		return *x.Utilization
+	}
+	return 0
+}
+
+func (x *BackfillMeasures) GetMainWaitDelta() *durationpb.Duration {
+	if x != nil {
+		return x.MainWaitDelta
+	}
+	return nil
+}
+
+func (x *BackfillMeasures) GetEstimatorExceed() float64 {
+	if x != nil && x.EstimatorExceed != nil {
+		return *x.EstimatorExceed
+	}
+	return 0
+}
+
+func (x *BackfillMeasures) GetBackfillJobs() int32 {
+	if x != nil {
+		return x.BackfillJobs
+	}
+	return 0
+}
+
+func (x *BackfillMeasures) GetMainJobs() int32 {
+	if x != nil {
+		return x.MainJobs
+	}
+	return 0
+}
+
+// FragmentSummary is the idle capacity of one class in the last cycle.
+type FragmentSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The class.
+	Fragment FragmentClass `protobuf:"varint,1,opt,name=fragment,proto3,enum=huitian.v1.FragmentClass" json:"fragment,omitempty"`
+	// Idle cards in the class.
+	Cards int32 `protobuf:"varint,2,opt,name=cards,proto3" json:"cards,omitempty"`
+	// Nodes those cards are on.
+	Nodes int32 `protobuf:"varint,3,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// Idle card-seconds in the class until the planning horizon or the
+	// claiming reservation.
+	CardSeconds   float64 `protobuf:"fixed64,4,opt,name=card_seconds,json=cardSeconds,proto3" json:"card_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FragmentSummary) Reset() {
+	*x = FragmentSummary{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FragmentSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FragmentSummary) ProtoMessage() {}
+
+func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FragmentSummary.ProtoReflect.Descriptor instead.
+func (*FragmentSummary) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *FragmentSummary) GetFragment() FragmentClass {
+	if x != nil {
+		return x.Fragment
+	}
+	return FragmentClass_FRAGMENT_CLASS_UNSPECIFIED
+}
+
+func (x *FragmentSummary) GetCards() int32 {
+	if x != nil {
+		return x.Cards
+	}
+	return 0
+}
+
+func (x *FragmentSummary) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *FragmentSummary) GetCardSeconds() float64 {
+	if x != nil {
+		return x.CardSeconds
+	}
+	return 0
+}
+
 var File_huitian_v1_huitian_proto protoreflect.FileDescriptor
 
 const file_huitian_v1_huitian_proto_rawDesc = "" +
@@ -2148,7 +4048,151 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"candidates\x18\a \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\n" +
 	"candidates\x12 \n" +
 	"\alp_rows\x18\b \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x06lpRows\x12 \n" +
-	"\alp_cols\x18\t \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x06lpCols*n\n" +
+	"\alp_cols\x18\t \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x06lpCols\"\xf0\x03\n" +
+	"\bJobEvent\x12\x1e\n" +
+	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x128\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x18.huitian.v1.JobEventKindB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x126\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x04time\x12'\n" +
+	"\x04spec\x18\x04 \x01(\v2\x13.huitian.v1.JobSpecR\x04spec\x12D\n" +
+	"\n" +
+	"allocation\x18\x05 \x01(\x0e2\x1a.huitian.v1.AllocationKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\n" +
+	"allocation\x129\n" +
+	"\n" +
+	"start_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x123\n" +
+	"\x04exit\x18\a \x01(\x0e2\x15.huitian.v1.ExitStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04exit\x12>\n" +
+	"\x06action\x18\b \x01(\x0e2\x1c.huitian.v1.PreemptionActionB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06action\x123\n" +
+	"\bprogress\x18\t \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\bprogress\"u\n" +
+	"\x13ReportEventsRequest\x12&\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\x126\n" +
+	"\x06events\x18\x02 \x03(\v2\x14.huitian.v1.JobEventB\b\xbaH\x05\x92\x01\x02\b\x01R\x06events\"d\n" +
+	"\x14ReportEventsResponse\x12#\n" +
+	"\baccepted\x18\x01 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\baccepted\x12'\n" +
+	"\n" +
+	"duplicates\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\n" +
+	"duplicates\"^\n" +
+	"\x14GetJobInsightRequest\x12&\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\x12\x1e\n" +
+	"\x06job_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\"I\n" +
+	"\x15GetJobInsightResponse\x120\n" +
+	"\ainsight\x18\x01 \x01(\v2\x16.huitian.v1.JobInsightR\ainsight\"\xaa\x01\n" +
+	"\x0fRuntimeEstimate\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12*\n" +
+	"\fhistory_size\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\vhistorySize\x123\n" +
+	"\bquantile\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\bquantile\x12\x1e\n" +
+	"\n" +
+	"unreliable\x18\x04 \x01(\bR\n" +
+	"unreliable\"\xb3\a\n" +
+	"\n" +
+	"JobInsight\x12\x1e\n" +
+	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x124\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x14.huitian.v1.JobStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05state\x128\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x1a.huitian.v1.AllocationKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04kind\x12)\n" +
+	"\x05cards\x18\x04 \x03(\v2\x13.huitian.v1.CardRefR\x05cards\x12R\n" +
+	"\x12expected_retention\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x11expectedRetention\x12N\n" +
+	"\x16preemption_probability\x18\x06 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x15preemptionProbability\x12C\n" +
+	"\x0fprotected_until\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0eprotectedUntil\x12C\n" +
+	"\x0festimated_start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0eestimatedStart\x12J\n" +
+	"\x0epending_reason\x18\t \x01(\x0e2\x19.huitian.v1.PendingReasonB\b\xbaH\x05\x82\x01\x02\x10\x01R\rpendingReason\x12\x18\n" +
+	"\amessage\x18\n" +
+	" \x01(\tR\amessage\x12?\n" +
+	"\bfragment\x18\v \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\bfragment\x123\n" +
+	"\x04exit\x18\f \x01(\x0e2\x15.huitian.v1.ExitStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04exit\x123\n" +
+	"\bprogress\x18\r \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\bprogress\x127\n" +
+	"\tplan_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\bplanTime\x129\n" +
+	"\n" +
+	"event_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\x127\n" +
+	"\bestimate\x18\x10 \x01(\v2\x1b.huitian.v1.RuntimeEstimateR\bestimate\"\xae\x01\n" +
+	"\fClusterShape\x12\x1d\n" +
+	"\x05nodes\x18\x01 \x01(\x05B\a\xbaH\x04\x1a\x02(\x01R\x05nodes\x12-\n" +
+	"\x0ecards_per_node\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x01R\fcardsPerNode\x121\n" +
+	"\x10nodes_per_switch\x18\x03 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x0enodesPerSwitch\x12\x1d\n" +
+	"\n" +
+	"card_model\x18\x04 \x01(\tR\tcardModel\"\xed\x03\n" +
+	"\rWhatIfRequest\x12\x1f\n" +
+	"\n" +
+	"trace_data\x18\x01 \x01(\fH\x00R\ttraceData\x12(\n" +
+	"\n" +
+	"trace_path\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01H\x00R\ttracePath\x12(\n" +
+	"\n" +
+	"synth_spec\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x10\x01H\x00R\tsynthSpec\x12;\n" +
+	"\x06format\x18\x04 \x01(\x0e2\x17.huitian.v1.TraceFormatB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06format\x128\n" +
+	"\fcluster_spec\x18\x05 \x01(\v2\x13.huitian.v1.ClusterH\x01R\vclusterSpec\x120\n" +
+	"\x05shape\x18\x06 \x01(\v2\x18.huitian.v1.ClusterShapeH\x01R\x05shape\x12E\n" +
+	"\bpolicies\x18\a \x03(\x0e2\x12.huitian.v1.PolicyB\x15\xbaH\x12\x92\x01\x0f\b\x01\x10\b\x18\x01\"\a\x82\x01\x04\x10\x01 \x00R\bpolicies\x121\n" +
+	"\aoptions\x18\b \x01(\v2\x17.huitian.v1.PlanOptionsR\aoptions\x12\"\n" +
+	"\bmax_jobs\x18\t \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\amaxJobsB\x0e\n" +
+	"\x05trace\x12\x05\xbaH\x02\b\x01B\x10\n" +
+	"\acluster\x12\x05\xbaH\x02\b\x01\"\x94\x01\n" +
+	"\x0eWhatIfResponse\x128\n" +
+	"\bprogress\x18\x01 \x01(\v2\x1a.huitian.v1.WhatIfProgressH\x00R\bprogress\x12>\n" +
+	"\n" +
+	"comparison\x18\x02 \x01(\v2\x1c.huitian.v1.WhatIfComparisonH\x00R\n" +
+	"comparisonB\b\n" +
+	"\x06result\"\xd7\x01\n" +
+	"\x0eWhatIfProgress\x124\n" +
+	"\x06policy\x18\x01 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06policy\x12$\n" +
+	"\tjobs_done\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bjobsDone\x12&\n" +
+	"\n" +
+	"jobs_total\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tjobsTotal\x12A\n" +
+	"\x0esimulated_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rsimulatedTime\"F\n" +
+	"\x10WhatIfComparison\x122\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\x91\x06\n" +
+	"\fPolicyResult\x124\n" +
+	"\x06policy\x18\x01 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06policy\x12\x1b\n" +
+	"\x04jobs\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04jobs\x12?\n" +
+	"\bmakespan\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\bmakespan\x12@\n" +
+	"\tmean_wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\bmeanWait\x12>\n" +
+	"\bp95_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\ap95Wait\x12B\n" +
+	"\x15mean_bounded_slowdown\x18\x06 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x13meanBoundedSlowdown\x129\n" +
+	"\vutilization\x18\a \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\vutilization\x12Q\n" +
+	"\x18backfill_completion_rate\x18\b \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x16backfillCompletionRate\x12J\n" +
+	"\x14backfill_utilization\x18\t \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x13backfillUtilization\x120\n" +
+	"\x0fbackfill_starts\x18\n" +
+	" \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x0ebackfillStarts\x12)\n" +
+	"\vsuspensions\x18\v \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vsuspensions\x12#\n" +
+	"\brequeues\x18\f \x01(\x03B\a\xbaH\x04\"\x02(\x00R\brequeues\x12K\n" +
+	"\x0fmean_cycle_time\x18\r \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\rmeanCycleTime\":\n" +
+	"\x10GetStatusRequest\x12&\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\"\x92\x04\n" +
+	"\x11GetStatusResponse\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12=\n" +
+	"\vlast_policy\x18\x02 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\n" +
+	"lastPolicy\x12@\n" +
+	"\x0elast_plan_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\flastPlanTime\x126\n" +
+	"\n" +
+	"last_stats\x18\x04 \x01(\v2\x17.huitian.v1.SolverStatsR\tlastStats\x12\x1d\n" +
+	"\x05plans\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05plans\x12\x1f\n" +
+	"\x06events\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06events\x121\n" +
+	"\x05tuner\x18\a \x01(\v2\x1b.huitian.v1.TunerParametersR\x05tuner\x128\n" +
+	"\bmeasures\x18\b \x01(\v2\x1c.huitian.v1.BackfillMeasuresR\bmeasures\x129\n" +
+	"\tfragments\x18\t \x03(\v2\x1b.huitian.v1.FragmentSummaryR\tfragments\x12=\n" +
+	"\x16last_reservation_depth\x18\n" +
+	" \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x14lastReservationDepth\"\xe5\x01\n" +
+	"\x0fTunerParameters\x12U\n" +
+	"\x14max_backfill_runtime\x18\x01 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x12maxBackfillRuntime\x12H\n" +
+	"\x13protection_fraction\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x12protectionFraction\x121\n" +
+	"\aepsilon\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\aepsilon\"\xb2\x03\n" +
+	"\x10BackfillMeasures\x12E\n" +
+	"\x0fcompletion_rate\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x0ecompletionRate\x88\x01\x01\x12>\n" +
+	"\vutilization\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\vutilization\x88\x01\x01\x12A\n" +
+	"\x0fmain_wait_delta\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\rmainWaitDelta\x12G\n" +
+	"\x10estimator_exceed\x18\x04 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x02R\x0festimatorExceed\x88\x01\x01\x12,\n" +
+	"\rbackfill_jobs\x18\x05 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\fbackfillJobs\x12$\n" +
+	"\tmain_jobs\x18\x06 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bmainJobsB\x12\n" +
+	"\x10_completion_rateB\x0e\n" +
+	"\f_utilizationB\x13\n" +
+	"\x11_estimator_exceed\"\xc3\x01\n" +
+	"\x0fFragmentSummary\x12?\n" +
+	"\bfragment\x18\x01 \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\bfragment\x12\x1d\n" +
+	"\x05cards\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x05cards\x12\x1d\n" +
+	"\x05nodes\x18\x03 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x05nodes\x121\n" +
+	"\fcard_seconds\x18\x04 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\vcardSeconds*n\n" +
 	"\n" +
 	"DomainKind\x12\x1b\n" +
 	"\x17DOMAIN_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -2204,9 +4248,41 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x16PENDING_REASON_OPT_OUT\x10\x06\x12\x17\n" +
 	"\x13PENDING_REASON_RISK\x10\a\x12\x1e\n" +
 	"\x1aPENDING_REASON_RUNTIME_CAP\x10\b\x12\x19\n" +
-	"\x15PENDING_REASON_POLICY\x10\t2K\n" +
+	"\x15PENDING_REASON_POLICY\x10\t*\xa2\x01\n" +
+	"\fJobEventKind\x12\x1e\n" +
+	"\x1aJOB_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16JOB_EVENT_KIND_STARTED\x10\x01\x12\x1b\n" +
+	"\x17JOB_EVENT_KIND_FINISHED\x10\x02\x12\x1c\n" +
+	"\x18JOB_EVENT_KIND_PREEMPTED\x10\x03\x12\x1b\n" +
+	"\x17JOB_EVENT_KIND_PROGRESS\x10\x04*x\n" +
+	"\tExitState\x12\x1a\n" +
+	"\x16EXIT_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14EXIT_STATE_COMPLETED\x10\x01\x12\x15\n" +
+	"\x11EXIT_STATE_FAILED\x10\x02\x12\x1e\n" +
+	"\x1aEXIT_STATE_KILLED_AT_LIMIT\x10\x03*\xcc\x01\n" +
+	"\bJobState\x12\x19\n" +
+	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11JOB_STATE_PENDING\x10\x01\x12\x16\n" +
+	"\x12JOB_STATE_RESERVED\x10\x02\x12\x16\n" +
+	"\x12JOB_STATE_STARTING\x10\x03\x12\x15\n" +
+	"\x11JOB_STATE_RUNNING\x10\x04\x12\x17\n" +
+	"\x13JOB_STATE_SUSPENDED\x10\x05\x12\x16\n" +
+	"\x12JOB_STATE_REQUEUED\x10\x06\x12\x16\n" +
+	"\x12JOB_STATE_FINISHED\x10\a*\xba\x01\n" +
+	"\vTraceFormat\x12\x1c\n" +
+	"\x18TRACE_FORMAT_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10TRACE_FORMAT_SWF\x10\x01\x12\x17\n" +
+	"\x13TRACE_FORMAT_PHILLY\x10\x02\x12\x16\n" +
+	"\x12TRACE_FORMAT_OPENB\x10\x03\x12\x17\n" +
+	"\x13TRACE_FORMAT_HELIOS\x10\x04\x12\x15\n" +
+	"\x11TRACE_FORMAT_ACME\x10\x05\x12\x16\n" +
+	"\x12TRACE_FORMAT_SYNTH\x10\x062\x8b\x03\n" +
 	"\x0ePlannerService\x129\n" +
-	"\x04Plan\x12\x17.huitian.v1.PlanRequest\x1a\x18.huitian.v1.PlanResponseB7Z5github.com/huitian/huitian/proto/huitian/v1;huitianv1b\x06proto3"
+	"\x04Plan\x12\x17.huitian.v1.PlanRequest\x1a\x18.huitian.v1.PlanResponse\x12Q\n" +
+	"\fReportEvents\x12\x1f.huitian.v1.ReportEventsRequest\x1a .huitian.v1.ReportEventsResponse\x12Y\n" +
+	"\rGetJobInsight\x12 .huitian.v1.GetJobInsightRequest\x1a!.huitian.v1.GetJobInsightResponse\"\x03\x90\x02\x01\x12A\n" +
+	"\x06WhatIf\x12\x19.huitian.v1.WhatIfRequest\x1a\x1a.huitian.v1.WhatIfResponse0\x01\x12M\n" +
+	"\tGetStatus\x12\x1c.huitian.v1.GetStatusRequest\x1a\x1d.huitian.v1.GetStatusResponse\"\x03\x90\x02\x01B7Z5github.com/huitian/huitian/proto/huitian/v1;huitianv1b\x06proto3"
 
 var (
 	file_huitian_v1_huitian_proto_rawDescOnce sync.Once
@@ -2220,8 +4296,8 @@ func file_huitian_v1_huitian_proto_rawDescGZIP() []byte {
 	return file_huitian_v1_huitian_proto_rawDescData
 }
 
-var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
+var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_huitian_v1_huitian_proto_goTypes = []any{
 	(DomainKind)(0),               // 0: huitian.v1.DomainKind
 	(Topology)(0),                 // 1: huitian.v1.Topology
@@ -2232,74 +4308,149 @@ var file_huitian_v1_huitian_proto_goTypes = []any{
 	(FragmentClass)(0),            // 6: huitian.v1.FragmentClass
 	(PreemptionAction)(0),         // 7: huitian.v1.PreemptionAction
 	(PendingReason)(0),            // 8: huitian.v1.PendingReason
-	(*PlanRequest)(nil),           // 9: huitian.v1.PlanRequest
-	(*Cluster)(nil),               // 10: huitian.v1.Cluster
-	(*Domain)(nil),                // 11: huitian.v1.Domain
-	(*Node)(nil),                  // 12: huitian.v1.Node
-	(*Card)(nil),                  // 13: huitian.v1.Card
-	(*NvLink)(nil),                // 14: huitian.v1.NvLink
-	(*CardRef)(nil),               // 15: huitian.v1.CardRef
-	(*JobSpec)(nil),               // 16: huitian.v1.JobSpec
-	(*RunningJob)(nil),            // 17: huitian.v1.RunningJob
-	(*PlanOptions)(nil),           // 18: huitian.v1.PlanOptions
-	(*PlanResponse)(nil),          // 19: huitian.v1.PlanResponse
-	(*Start)(nil),                 // 20: huitian.v1.Start
-	(*Reservation)(nil),           // 21: huitian.v1.Reservation
-	(*Preemption)(nil),            // 22: huitian.v1.Preemption
-	(*Pending)(nil),               // 23: huitian.v1.Pending
-	(*SolverStats)(nil),           // 24: huitian.v1.SolverStats
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
+	(JobEventKind)(0),             // 9: huitian.v1.JobEventKind
+	(ExitState)(0),                // 10: huitian.v1.ExitState
+	(JobState)(0),                 // 11: huitian.v1.JobState
+	(TraceFormat)(0),              // 12: huitian.v1.TraceFormat
+	(*PlanRequest)(nil),           // 13: huitian.v1.PlanRequest
+	(*Cluster)(nil),               // 14: huitian.v1.Cluster
+	(*Domain)(nil),                // 15: huitian.v1.Domain
+	(*Node)(nil),                  // 16: huitian.v1.Node
+	(*Card)(nil),                  // 17: huitian.v1.Card
+	(*NvLink)(nil),                // 18: huitian.v1.NvLink
+	(*CardRef)(nil),               // 19: huitian.v1.CardRef
+	(*JobSpec)(nil),               // 20: huitian.v1.JobSpec
+	(*RunningJob)(nil),            // 21: huitian.v1.RunningJob
+	(*PlanOptions)(nil),           // 22: huitian.v1.PlanOptions
+	(*PlanResponse)(nil),          // 23: huitian.v1.PlanResponse
+	(*Start)(nil),                 // 24: huitian.v1.Start
+	(*Reservation)(nil),           // 25: huitian.v1.Reservation
+	(*Preemption)(nil),            // 26: huitian.v1.Preemption
+	(*Pending)(nil),               // 27: huitian.v1.Pending
+	(*SolverStats)(nil),           // 28: huitian.v1.SolverStats
+	(*JobEvent)(nil),              // 29: huitian.v1.JobEvent
+	(*ReportEventsRequest)(nil),   // 30: huitian.v1.ReportEventsRequest
+	(*ReportEventsResponse)(nil),  // 31: huitian.v1.ReportEventsResponse
+	(*GetJobInsightRequest)(nil),  // 32: huitian.v1.GetJobInsightRequest
+	(*GetJobInsightResponse)(nil), // 33: huitian.v1.GetJobInsightResponse
+	(*RuntimeEstimate)(nil),       // 34: huitian.v1.RuntimeEstimate
+	(*JobInsight)(nil),            // 35: huitian.v1.JobInsight
+	(*ClusterShape)(nil),          // 36: huitian.v1.ClusterShape
+	(*WhatIfRequest)(nil),         // 37: huitian.v1.WhatIfRequest
+	(*WhatIfResponse)(nil),        // 38: huitian.v1.WhatIfResponse
+	(*WhatIfProgress)(nil),        // 39: huitian.v1.WhatIfProgress
+	(*WhatIfComparison)(nil),      // 40: huitian.v1.WhatIfComparison
+	(*PolicyResult)(nil),          // 41: huitian.v1.PolicyResult
+	(*GetStatusRequest)(nil),      // 42: huitian.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),     // 43: huitian.v1.GetStatusResponse
+	(*TunerParameters)(nil),       // 44: huitian.v1.TunerParameters
+	(*BackfillMeasures)(nil),      // 45: huitian.v1.BackfillMeasures
+	(*FragmentSummary)(nil),       // 46: huitian.v1.FragmentSummary
+	(*timestamppb.Timestamp)(nil), // 47: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
 }
 var file_huitian_v1_huitian_proto_depIdxs = []int32{
-	25, // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
-	10, // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
-	17, // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
-	16, // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
-	18, // 4: huitian.v1.PlanRequest.options:type_name -> huitian.v1.PlanOptions
-	12, // 5: huitian.v1.Cluster.nodes:type_name -> huitian.v1.Node
-	11, // 6: huitian.v1.Cluster.domains:type_name -> huitian.v1.Domain
+	47, // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
+	14, // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
+	21, // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
+	20, // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
+	22, // 4: huitian.v1.PlanRequest.options:type_name -> huitian.v1.PlanOptions
+	16, // 5: huitian.v1.Cluster.nodes:type_name -> huitian.v1.Node
+	15, // 6: huitian.v1.Cluster.domains:type_name -> huitian.v1.Domain
 	0,  // 7: huitian.v1.Domain.kind:type_name -> huitian.v1.DomainKind
-	13, // 8: huitian.v1.Node.cards:type_name -> huitian.v1.Card
-	14, // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
+	17, // 8: huitian.v1.Node.cards:type_name -> huitian.v1.Card
+	18, // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
 	1,  // 10: huitian.v1.JobSpec.topology:type_name -> huitian.v1.Topology
 	2,  // 11: huitian.v1.JobSpec.comm:type_name -> huitian.v1.Comm
-	26, // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
-	26, // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
+	48, // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
+	48, // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
 	3,  // 14: huitian.v1.JobSpec.backfill:type_name -> huitian.v1.BackfillPreference
-	25, // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
-	16, // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
-	15, // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
-	25, // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
+	47, // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
+	20, // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
+	19, // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
+	47, // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
 	4,  // 19: huitian.v1.RunningJob.kind:type_name -> huitian.v1.AllocationKind
-	25, // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
+	47, // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
 	5,  // 21: huitian.v1.PlanOptions.policy:type_name -> huitian.v1.Policy
-	26, // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
-	26, // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
-	20, // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
-	21, // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
-	22, // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
-	24, // 27: huitian.v1.PlanResponse.stats:type_name -> huitian.v1.SolverStats
-	23, // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
-	15, // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
+	48, // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
+	48, // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
+	24, // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
+	25, // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
+	26, // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
+	28, // 27: huitian.v1.PlanResponse.stats:type_name -> huitian.v1.SolverStats
+	27, // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
+	19, // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
 	4,  // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
-	26, // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
-	25, // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
+	48, // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
+	47, // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
 	6,  // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
-	15, // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
-	25, // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
+	19, // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
+	47, // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
 	7,  // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
-	26, // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
+	48, // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
 	8,  // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
-	25, // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
-	26, // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
-	9,  // 41: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	19, // 42: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	42, // [42:43] is the sub-list for method output_type
-	41, // [41:42] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	47, // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
+	48, // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
+	9,  // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
+	47, // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
+	20, // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
+	4,  // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
+	47, // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
+	10, // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
+	7,  // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
+	29, // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
+	35, // 49: huitian.v1.GetJobInsightResponse.insight:type_name -> huitian.v1.JobInsight
+	11, // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
+	4,  // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
+	19, // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
+	48, // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
+	47, // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
+	47, // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
+	8,  // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
+	6,  // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
+	10, // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
+	47, // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
+	47, // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
+	34, // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
+	12, // 62: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
+	14, // 63: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
+	36, // 64: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
+	5,  // 65: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
+	22, // 66: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
+	39, // 67: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
+	40, // 68: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
+	5,  // 69: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
+	47, // 70: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
+	41, // 71: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
+	5,  // 72: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
+	48, // 73: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
+	48, // 74: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
+	48, // 75: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
+	48, // 76: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	5,  // 77: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	47, // 78: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	28, // 79: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	44, // 80: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	45, // 81: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	46, // 82: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	48, // 83: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	48, // 84: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	6,  // 85: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13, // 86: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30, // 87: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32, // 88: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37, // 89: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	42, // 90: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23, // 91: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31, // 92: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33, // 93: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38, // 94: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	43, // 95: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	91, // [91:96] is the sub-list for method output_type
+	86, // [86:91] is the sub-list for method input_type
+	86, // [86:86] is the sub-list for extension type_name
+	86, // [86:86] is the sub-list for extension extendee
+	0,  // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -2307,13 +4458,25 @@ func file_huitian_v1_huitian_proto_init() {
 	if File_huitian_v1_huitian_proto != nil {
 		return
 	}
+	file_huitian_v1_huitian_proto_msgTypes[24].OneofWrappers = []any{
+		(*WhatIfRequest_TraceData)(nil),
+		(*WhatIfRequest_TracePath)(nil),
+		(*WhatIfRequest_SynthSpec)(nil),
+		(*WhatIfRequest_ClusterSpec)(nil),
+		(*WhatIfRequest_Shape)(nil),
+	}
+	file_huitian_v1_huitian_proto_msgTypes[25].OneofWrappers = []any{
+		(*WhatIfResponse_Progress)(nil),
+		(*WhatIfResponse_Comparison)(nil),
+	}
+	file_huitian_v1_huitian_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_huitian_v1_huitian_proto_rawDesc), len(file_huitian_v1_huitian_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   16,
+			NumEnums:      13,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -53,6 +53,17 @@ const (
 const (
 	// PlannerServicePlanProcedure is the fully-qualified name of the PlannerService's Plan RPC.
 	PlannerServicePlanProcedure = "/huitian.v1.PlannerService/Plan"
+	// PlannerServiceReportEventsProcedure is the fully-qualified name of the PlannerService's
+	// ReportEvents RPC.
+	PlannerServiceReportEventsProcedure = "/huitian.v1.PlannerService/ReportEvents"
+	// PlannerServiceGetJobInsightProcedure is the fully-qualified name of the PlannerService's
+	// GetJobInsight RPC.
+	PlannerServiceGetJobInsightProcedure = "/huitian.v1.PlannerService/GetJobInsight"
+	// PlannerServiceWhatIfProcedure is the fully-qualified name of the PlannerService's WhatIf RPC.
+	PlannerServiceWhatIfProcedure = "/huitian.v1.PlannerService/WhatIf"
+	// PlannerServiceGetStatusProcedure is the fully-qualified name of the PlannerService's GetStatus
+	// RPC.
+	PlannerServiceGetStatusProcedure = "/huitian.v1.PlannerService/GetStatus"
 )
 
 // PlannerServiceClient is a client for the huitian.v1.PlannerService service.
@@ -60,6 +71,22 @@ type PlannerServiceClient interface {
 	// Plan computes one cycle's decision for a snapshot of the cluster and queue.
 	// It has no side effects on the cluster: the caller acts on the response.
 	Plan(context.Context, *connect.Request[v1.PlanRequest]) (*connect.Response[v1.PlanResponse], error)
+	// ReportEvents tells the planner what happened to jobs: started, finished,
+	// preempted, progress. Events are idempotent by (job id, kind, time) and may
+	// arrive out of order. The service stores them durably before it answers,
+	// so an acknowledged event survives a crash.
+	ReportEvents(context.Context, *connect.Request[v1.ReportEventsRequest]) (*connect.Response[v1.ReportEventsResponse], error)
+	// GetJobInsight is what a user sees for one job: its state, on what terms
+	// it holds or will hold cards, and how the planner judged it.
+	GetJobInsight(context.Context, *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error)
+	// WhatIf replays a workload trace on a cluster under several policies and
+	// compares them. It streams progress, then one comparison as the last
+	// message. Cancelling the call stops the simulation.
+	WhatIf(context.Context, *connect.Request[v1.WhatIfRequest]) (*connect.ServerStreamForClient[v1.WhatIfResponse], error)
+	// GetStatus reports a cluster's planner state: the last cycle's solver
+	// stats, the tuner's parameters, the backfill measures and the fragment
+	// inventory.
+	GetStatus(context.Context, *connect.Request[v1.GetStatusRequest]) (*connect.Response[v1.GetStatusResponse], error)
 }
 
 // NewPlannerServiceClient constructs a client for the huitian.v1.PlannerService service. By
@@ -79,12 +106,42 @@ func NewPlannerServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(plannerServiceMethods.ByName("Plan")),
 			connect.WithClientOptions(opts...),
 		),
+		reportEvents: connect.NewClient[v1.ReportEventsRequest, v1.ReportEventsResponse](
+			httpClient,
+			baseURL+PlannerServiceReportEventsProcedure,
+			connect.WithSchema(plannerServiceMethods.ByName("ReportEvents")),
+			connect.WithClientOptions(opts...),
+		),
+		getJobInsight: connect.NewClient[v1.GetJobInsightRequest, v1.GetJobInsightResponse](
+			httpClient,
+			baseURL+PlannerServiceGetJobInsightProcedure,
+			connect.WithSchema(plannerServiceMethods.ByName("GetJobInsight")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		whatIf: connect.NewClient[v1.WhatIfRequest, v1.WhatIfResponse](
+			httpClient,
+			baseURL+PlannerServiceWhatIfProcedure,
+			connect.WithSchema(plannerServiceMethods.ByName("WhatIf")),
+			connect.WithClientOptions(opts...),
+		),
+		getStatus: connect.NewClient[v1.GetStatusRequest, v1.GetStatusResponse](
+			httpClient,
+			baseURL+PlannerServiceGetStatusProcedure,
+			connect.WithSchema(plannerServiceMethods.ByName("GetStatus")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // plannerServiceClient implements PlannerServiceClient.
 type plannerServiceClient struct {
-	plan *connect.Client[v1.PlanRequest, v1.PlanResponse]
+	plan          *connect.Client[v1.PlanRequest, v1.PlanResponse]
+	reportEvents  *connect.Client[v1.ReportEventsRequest, v1.ReportEventsResponse]
+	getJobInsight *connect.Client[v1.GetJobInsightRequest, v1.GetJobInsightResponse]
+	whatIf        *connect.Client[v1.WhatIfRequest, v1.WhatIfResponse]
+	getStatus     *connect.Client[v1.GetStatusRequest, v1.GetStatusResponse]
 }
 
 // Plan calls huitian.v1.PlannerService.Plan.
@@ -92,11 +149,47 @@ func (c *plannerServiceClient) Plan(ctx context.Context, req *connect.Request[v1
 	return c.plan.CallUnary(ctx, req)
 }
 
+// ReportEvents calls huitian.v1.PlannerService.ReportEvents.
+func (c *plannerServiceClient) ReportEvents(ctx context.Context, req *connect.Request[v1.ReportEventsRequest]) (*connect.Response[v1.ReportEventsResponse], error) {
+	return c.reportEvents.CallUnary(ctx, req)
+}
+
+// GetJobInsight calls huitian.v1.PlannerService.GetJobInsight.
+func (c *plannerServiceClient) GetJobInsight(ctx context.Context, req *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error) {
+	return c.getJobInsight.CallUnary(ctx, req)
+}
+
+// WhatIf calls huitian.v1.PlannerService.WhatIf.
+func (c *plannerServiceClient) WhatIf(ctx context.Context, req *connect.Request[v1.WhatIfRequest]) (*connect.ServerStreamForClient[v1.WhatIfResponse], error) {
+	return c.whatIf.CallServerStream(ctx, req)
+}
+
+// GetStatus calls huitian.v1.PlannerService.GetStatus.
+func (c *plannerServiceClient) GetStatus(ctx context.Context, req *connect.Request[v1.GetStatusRequest]) (*connect.Response[v1.GetStatusResponse], error) {
+	return c.getStatus.CallUnary(ctx, req)
+}
+
 // PlannerServiceHandler is an implementation of the huitian.v1.PlannerService service.
 type PlannerServiceHandler interface {
 	// Plan computes one cycle's decision for a snapshot of the cluster and queue.
 	// It has no side effects on the cluster: the caller acts on the response.
 	Plan(context.Context, *connect.Request[v1.PlanRequest]) (*connect.Response[v1.PlanResponse], error)
+	// ReportEvents tells the planner what happened to jobs: started, finished,
+	// preempted, progress. Events are idempotent by (job id, kind, time) and may
+	// arrive out of order. The service stores them durably before it answers,
+	// so an acknowledged event survives a crash.
+	ReportEvents(context.Context, *connect.Request[v1.ReportEventsRequest]) (*connect.Response[v1.ReportEventsResponse], error)
+	// GetJobInsight is what a user sees for one job: its state, on what terms
+	// it holds or will hold cards, and how the planner judged it.
+	GetJobInsight(context.Context, *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error)
+	// WhatIf replays a workload trace on a cluster under several policies and
+	// compares them. It streams progress, then one comparison as the last
+	// message. Cancelling the call stops the simulation.
+	WhatIf(context.Context, *connect.Request[v1.WhatIfRequest], *connect.ServerStream[v1.WhatIfResponse]) error
+	// GetStatus reports a cluster's planner state: the last cycle's solver
+	// stats, the tuner's parameters, the backfill measures and the fragment
+	// inventory.
+	GetStatus(context.Context, *connect.Request[v1.GetStatusRequest]) (*connect.Response[v1.GetStatusResponse], error)
 }
 
 // NewPlannerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -112,10 +205,44 @@ func NewPlannerServiceHandler(svc PlannerServiceHandler, opts ...connect.Handler
 		connect.WithSchema(plannerServiceMethods.ByName("Plan")),
 		connect.WithHandlerOptions(opts...),
 	)
+	plannerServiceReportEventsHandler := connect.NewUnaryHandler(
+		PlannerServiceReportEventsProcedure,
+		svc.ReportEvents,
+		connect.WithSchema(plannerServiceMethods.ByName("ReportEvents")),
+		connect.WithHandlerOptions(opts...),
+	)
+	plannerServiceGetJobInsightHandler := connect.NewUnaryHandler(
+		PlannerServiceGetJobInsightProcedure,
+		svc.GetJobInsight,
+		connect.WithSchema(plannerServiceMethods.ByName("GetJobInsight")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	plannerServiceWhatIfHandler := connect.NewServerStreamHandler(
+		PlannerServiceWhatIfProcedure,
+		svc.WhatIf,
+		connect.WithSchema(plannerServiceMethods.ByName("WhatIf")),
+		connect.WithHandlerOptions(opts...),
+	)
+	plannerServiceGetStatusHandler := connect.NewUnaryHandler(
+		PlannerServiceGetStatusProcedure,
+		svc.GetStatus,
+		connect.WithSchema(plannerServiceMethods.ByName("GetStatus")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/huitian.v1.PlannerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case PlannerServicePlanProcedure:
 			plannerServicePlanHandler.ServeHTTP(w, r)
+		case PlannerServiceReportEventsProcedure:
+			plannerServiceReportEventsHandler.ServeHTTP(w, r)
+		case PlannerServiceGetJobInsightProcedure:
+			plannerServiceGetJobInsightHandler.ServeHTTP(w, r)
+		case PlannerServiceWhatIfProcedure:
+			plannerServiceWhatIfHandler.ServeHTTP(w, r)
+		case PlannerServiceGetStatusProcedure:
+			plannerServiceGetStatusHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -127,4 +254,20 @@ type UnimplementedPlannerServiceHandler struct{}
 
 func (UnimplementedPlannerServiceHandler) Plan(context.Context, *connect.Request[v1.PlanRequest]) (*connect.Response[v1.PlanResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("huitian.v1.PlannerService.Plan is not implemented"))
+}
+
+func (UnimplementedPlannerServiceHandler) ReportEvents(context.Context, *connect.Request[v1.ReportEventsRequest]) (*connect.Response[v1.ReportEventsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("huitian.v1.PlannerService.ReportEvents is not implemented"))
+}
+
+func (UnimplementedPlannerServiceHandler) GetJobInsight(context.Context, *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("huitian.v1.PlannerService.GetJobInsight is not implemented"))
+}
+
+func (UnimplementedPlannerServiceHandler) WhatIf(context.Context, *connect.Request[v1.WhatIfRequest], *connect.ServerStream[v1.WhatIfResponse]) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New("huitian.v1.PlannerService.WhatIf is not implemented"))
+}
+
+func (UnimplementedPlannerServiceHandler) GetStatus(context.Context, *connect.Request[v1.GetStatusRequest]) (*connect.Response[v1.GetStatusResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("huitian.v1.PlannerService.GetStatus is not implemented"))
 }

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/huitian/huitian/internal/wire"
+	"github.com/huitian/huitian/model"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/solver"
+)
+
+// plannerKey names one planner of a cluster.
+type plannerKey struct {
+	policy model.Policy
+	depth  int
+}
+
+// cluster is one cluster's live state.
+type cluster struct {
+	id string
+
+	// mu guards planners and serializes the cluster's stored writes (events
+	// and plan records) with their delivery to the planners, so that the
+	// stored order is the order every Learner saw.
+	mu       sync.Mutex
+	planners map[plannerKey]solver.Planner
+
+	last  atomic.Pointer[lastPlan] // replaced whole, never modified
+	gen   atomic.Uint64            // bumped after every stored write; part of insight cache keys
+	plans atomic.Int64             // plans made since start
+}
+
+// lastPlan is what the cluster's last plan left for users: per-job
+// insight and the status header.
+type lastPlan struct {
+	header *pb.GetStatusResponse
+	jobs   map[string]*pb.JobInsight
+}
+
+// cluster returns the cluster's state, making it on first use.
+func (s *Server) cluster(id string) *cluster {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clusters[id]
+	if !ok {
+		c = &cluster{id: id, planners: map[plannerKey]solver.Planner{}}
+		s.clusters[id] = c
+	}
+	return c
+}
+
+// lookup returns the cluster's state if it has any.
+func (s *Server) lookup(id string) (*cluster, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clusters[id]
+	return c, ok
+}
+
+// plannerLocked returns the cluster's planner for key, making it on first
+// use; a new Learner first replays the cluster's stored events. c.mu is held.
+func (s *Server) plannerLocked(c *cluster, key plannerKey) (solver.Planner, error) {
+	if p, ok := c.planners[key]; ok {
+		return p, nil
+	}
+	p, err := s.newPlanner(key.policy, key.depth)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := p.(solver.Learner); ok {
+		n, err := s.replay(c.id, key, l)
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("planner rebuilt from the event log", "cluster", c.id, "policy", key.policy.String(), "events", n)
+	}
+	c.planners[key] = p
+	return p, nil
+}
+
+// replay feeds a fresh Learner the cluster's stored log in stored order:
+// every event, and the decisions this planner (key) made.
+func (s *Server) replay(cluster string, key plannerKey, l solver.Learner) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("replay into a new planner panicked at entry %d: %v", n, r)
+		}
+	}()
+	err = s.store.Replay(cluster, func(tag byte, raw []byte) error {
+		n++
+		switch tag {
+		case tagEvent:
+			ev := &pb.JobEvent{}
+			if err := proto.Unmarshal(raw, ev); err != nil {
+				return fmt.Errorf("stored event (entry %d): %w", n, err)
+			}
+			l.Observe(wire.Event(ev))
+		case tagDecided:
+			var rec decidedRecord
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				return fmt.Errorf("stored decision (entry %d): %w", n, err)
+			}
+			if rec.Policy == key.policy && rec.Depth == key.depth {
+				l.Decided(rec.snapshot(cluster), &rec.Decision)
+			}
+		default:
+			return fmt.Errorf("log entry %d: unknown tag %q", n, tag)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// decidedRecord is what the log keeps of a Learner's decision, to replay
+// its Decided call: the snapshot's time and options (not its jobs) and the
+// whole decision.
+type decidedRecord struct {
+	Policy   model.Policy   `json:"policy"`
+	Depth    int            `json:"depth"`
+	Now      time.Time      `json:"now"`
+	Options  model.Options  `json:"options"`
+	Decision model.Decision `json:"decision"`
+}
+
+func (r *decidedRecord) snapshot(cluster string) *model.Snapshot {
+	return &model.Snapshot{Now: r.Now, Cluster: &model.Cluster{ID: cluster}, Options: r.Options}
+}
+
+// learnersLocked returns the cluster's Learners in a fixed order. c.mu is held.
+func (c *cluster) learnersLocked() []solver.Learner {
+	keys := make([]plannerKey, 0, len(c.planners))
+	for k := range c.planners {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b plannerKey) int {
+		if a.policy != b.policy {
+			return int(a.policy) - int(b.policy)
+		}
+		return a.depth - b.depth
+	})
+	var out []solver.Learner
+	for _, k := range keys {
+		if l, ok := c.planners[k].(solver.Learner); ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// loadPlans restores every stored cluster's last plan.
+func (s *Server) loadPlans() error {
+	recs, err := s.store.Plans()
+	if err != nil {
+		return fmt.Errorf("load plans: %w", err)
+	}
+	for id, rec := range recs {
+		lp, err := decodePlan(rec)
+		if err != nil {
+			return fmt.Errorf("cluster %q: stored plan: %w", id, err)
+		}
+		s.cluster(id).last.Store(lp)
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/huitian/huitian/model"
+)
+
+// Config is the service's configuration. The zero value is not valid;
+// start from Defaults.
+type Config struct {
+	// DataDir holds the store (huitian.db) and the what-if traces (traces/).
+	DataDir string
+	// DefaultPolicy plans requests that leave the policy unspecified.
+	DefaultPolicy model.Policy
+	// MaxRequestBytes caps one request message (after decompression).
+	MaxRequestBytes int
+	// MaxCards caps the cards of one Plan request's cluster.
+	MaxCards int
+	// MaxJobs caps one Plan request's running plus queued jobs.
+	MaxJobs int
+	// MaxEvents caps the events of one ReportEvents request.
+	MaxEvents int
+	// DefaultTimeBudget is the solver's budget when a request gives none.
+	DefaultTimeBudget time.Duration
+	// MaxTimeBudget is the largest budget a request may ask for; a larger
+	// one is rejected.
+	MaxTimeBudget time.Duration
+	// TokenFile, when set, names a file whose first line is the bearer token
+	// every call except health must carry.
+	TokenFile string
+	// InsightCacheEntries bounds the hot insight cache.
+	InsightCacheEntries int64
+	// ShutdownTimeout bounds how long a stop waits for in-flight calls.
+	ShutdownTimeout time.Duration
+}
+
+// Defaults returns the documented defaults.
+func Defaults() Config {
+	return Config{
+		DataDir:             "huitian-data",
+		DefaultPolicy:       model.PolicyEASY,
+		MaxRequestBytes:     64 << 20,
+		MaxCards:            65536,
+		MaxJobs:             100000,
+		MaxEvents:           10000,
+		DefaultTimeBudget:   time.Second,
+		MaxTimeBudget:       30 * time.Second,
+		InsightCacheEntries: 100000,
+		ShutdownTimeout:     30 * time.Second,
+	}
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.DataDir == "" {
+		bad("data dir: must not be empty")
+	}
+	if c.DefaultPolicy == model.PolicyDefault || c.DefaultPolicy > model.PolicyHuitianGreedy {
+		bad("default policy: must be a concrete policy, got %s", c.DefaultPolicy)
+	}
+	if c.MaxRequestBytes <= 0 {
+		bad("max request bytes: must be positive, got %d", c.MaxRequestBytes)
+	}
+	if c.MaxCards <= 0 {
+		bad("max cards: must be positive, got %d", c.MaxCards)
+	}
+	if c.MaxJobs <= 0 {
+		bad("max jobs: must be positive, got %d", c.MaxJobs)
+	}
+	if c.MaxEvents <= 0 {
+		bad("max events: must be positive, got %d", c.MaxEvents)
+	}
+	if c.DefaultTimeBudget <= 0 {
+		bad("default time budget: must be positive, got %s", c.DefaultTimeBudget)
+	}
+	if c.MaxTimeBudget < c.DefaultTimeBudget {
+		bad("max time budget: %s is below the default time budget %s", c.MaxTimeBudget, c.DefaultTimeBudget)
+	}
+	if c.InsightCacheEntries <= 0 {
+		bad("insight cache entries: must be positive, got %d", c.InsightCacheEntries)
+	}
+	if c.ShutdownTimeout < 0 {
+		bad("shutdown timeout: must not be negative, got %s", c.ShutdownTimeout)
+	}
+	return errors.Join(errs...)
+}

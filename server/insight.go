@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/huitian/huitian/model"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+)
+
+// GetJobInsight answers what a user sees for one job: the last plan's view
+// of it, updated by the events reported since. Answers are cached per
+// cluster generation (bumped by every stored write), so a cached answer is
+// never older than the last write before the call.
+func (s *Server) GetJobInsight(ctx context.Context, req *connect.Request[pb.GetJobInsightRequest]) (*connect.Response[pb.GetJobInsightResponse], error) {
+	cid, jid := req.Msg.GetClusterId(), req.Msg.GetJobId()
+	c := s.cluster(cid)
+	// Read the generation before the data: an answer computed now is at
+	// least as new as this generation.
+	key := cid + "\x00" + jid + "\x00" + strconv.FormatUint(c.gen.Load(), 10)
+	if in, ok := s.cache.Get(key); ok {
+		return connect.NewResponse(&pb.GetJobInsightResponse{Insight: in}), nil
+	}
+	in, err := s.insight(c, jid)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.Set(key, in, 1)
+	return connect.NewResponse(&pb.GetJobInsightResponse{Insight: in}), nil
+}
+
+// insight composes a job's insight from the last plan and the job's latest
+// reported state: whichever is newer sets the state (an event at the plan's
+// own time wins, as it reports what was done with the plan).
+func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
+	var in *pb.JobInsight
+	if lp := c.last.Load(); lp != nil {
+		if p, ok := lp.jobs[job]; ok {
+			in = proto.CloneOf(p)
+		}
+	}
+	rec, ok, err := s.store.Job(c.id, job)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("job record: %w", err))
+	}
+	if in == nil && !ok {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: job %q is in no plan and has no events", c.id, job))
+	}
+	if in == nil {
+		in = &pb.JobInsight{JobId: job}
+	}
+	if ok && rec.Kind != model.EventUnspecified && (in.PlanTime == nil || !rec.Time.Before(in.PlanTime.AsTime())) {
+		in.EventTime = timestamppb.New(rec.Time)
+		in.Kind = allocKind(rec.Alloc)
+		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
+		in.EstimatedStart = nil
+		switch rec.Kind {
+		case model.EventStarted:
+			in.State = pb.JobState_JOB_STATE_RUNNING
+			in.Message = "running on " + rec.Alloc.String() + " resources"
+		case model.EventFinished:
+			in.State = pb.JobState_JOB_STATE_FINISHED
+			in.Exit = pb.ExitState(rec.Exit)
+			in.Message = "finished: " + rec.Exit.String()
+		case model.EventPreempted:
+			in.State = pb.JobState_JOB_STATE_REQUEUED
+			if rec.Action == model.PreemptSuspend {
+				in.State = pb.JobState_JOB_STATE_SUSPENDED
+			}
+			in.Message = "preempted: " + rec.Action.String()
+		}
+	}
+	if ok && !rec.ProgressTime.IsZero() && (in.PlanTime == nil || !rec.ProgressTime.Before(in.PlanTime.AsTime())) {
+		in.Progress = rec.Progress
+	}
+	return in, nil
+}

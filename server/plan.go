@@ -1,0 +1,323 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/huitian/huitian/internal/wire"
+	"github.com/huitian/huitian/model"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/solver"
+)
+
+// statusReporter is implemented by a planner that keeps a tuner or measures
+// backfill (the huitian planner). The baselines do not, and GetStatus and
+// /metrics then leave those parts absent.
+type statusReporter interface {
+	PlannerStatus() model.PlannerStatus
+}
+
+// estimateExplainer is implemented by a planner that can say how it
+// estimates a job's runtime (the huitian planner). GetJobInsight's
+// estimate is empty for planners that do not.
+type estimateExplainer interface {
+	Estimate(j *model.Job) model.RuntimeEstimate
+}
+
+// errPanic marks a planner panic.
+var errPanic = errors.New("server: planner panicked")
+
+// Plan plans one cycle for the request's cluster.
+func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest]) (*connect.Response[pb.PlanResponse], error) {
+	start := time.Now()
+	// 1. Validate (contract and cross-field rules) and convert.
+	snap, err := wire.Snapshot(req.Msg)
+	if err != nil {
+		return nil, fromModelError(err)
+	}
+	// 2. Resolve the policy and the time budget.
+	if snap.Options.Policy == model.PolicyDefault {
+		snap.Options.Policy = s.cfg.DefaultPolicy
+	}
+	if snap.Options.TimeBudget == 0 {
+		snap.Options.TimeBudget = s.cfg.DefaultTimeBudget
+	}
+	key := plannerKey{policy: snap.Options.Policy, depth: snap.Options.ReservationDepth}
+	c := s.cluster(snap.Cluster.ID)
+
+	// 3. Plan. A Learner holds the cluster's lock throughout, so that no
+	// event reaches it mid-cycle; a stateless planner plans unlocked.
+	c.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			c.mu.Unlock()
+		}
+	}()
+	pl, err := s.plannerLocked(c, key)
+	if err != nil {
+		if errors.Is(err, solver.ErrUnimplemented) {
+			return nil, connect.NewError(connect.CodeUnimplemented, err)
+		}
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("planner for %s: %w", key.policy, err))
+	}
+	learner, isLearner := pl.(solver.Learner)
+	if !isLearner {
+		c.mu.Unlock()
+		locked = false
+	}
+	pctx, cancel := context.WithTimeout(ctx, snap.Options.TimeBudget)
+	d, err := s.runPlanner(pctx, pl, snap)
+	cancel()
+	if !locked {
+		c.mu.Lock()
+		locked = true
+	}
+	if err != nil {
+		if errors.Is(err, errPanic) {
+			// The planner may be half-updated: drop it, so that the next
+			// cycle builds a fresh one (replaying the event log).
+			if c.planners[key] == pl {
+				delete(c.planners, key)
+			}
+			s.met.panics.WithLabelValues(req.Spec().Procedure).Inc()
+			s.log.Error("planner panicked", "cluster", c.id, "policy", key.policy.String(), "request_id", requestID(ctx), "error", err.Error())
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("internal error in the %s planner (request id %s)", key.policy, requestID(ctx)))
+		}
+		if ctx.Err() != nil {
+			code := connect.CodeCanceled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				code = connect.CodeDeadlineExceeded
+			}
+			return nil, connect.NewError(code, ctx.Err())
+		}
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("plan: %w", err))
+	}
+	d.Stats.SolveTime = time.Since(start)
+
+	// 4. Tell a Learner what was decided, and record the plan for users.
+	if isLearner {
+		learner.Decided(snap, d)
+	}
+	var status *model.PlannerStatus
+	if sr, ok := pl.(statusReporter); ok {
+		st := sr.PlannerStatus()
+		status = &st
+	}
+	lp := buildLastPlan(snap, d, pl, status)
+	var decided []byte
+	if isLearner {
+		decided, err = json.Marshal(&decidedRecord{Policy: key.policy, Depth: key.depth, Now: snap.Now, Options: snap.Options, Decision: *d})
+		if err != nil {
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("encode decision: %w", err))
+		}
+	}
+	if err := s.recordPlanLocked(c, lp, decided); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, err)
+	}
+	c.plans.Add(1)
+	c.mu.Unlock()
+	locked = false
+
+	s.met.decided(c.id, key.policy, d, time.Since(start).Seconds())
+	s.met.status(c.id, status)
+	return connect.NewResponse(wire.Response(d)), nil
+}
+
+// runPlanner calls the planner, turning a panic into an error that wraps
+// errPanic and carries the stack.
+func (s *Server) runPlanner(ctx context.Context, pl solver.Planner, snap *model.Snapshot) (d *model.Decision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("%w: %v\n%s", errPanic, r, debug.Stack())
+		}
+	}()
+	d, err = pl.Plan(ctx, snap)
+	if err == nil && d == nil {
+		err = errors.New("planner returned no decision")
+	}
+	return d, err
+}
+
+// recordPlanLocked stores the plan record (and a Learner's decision, to
+// replay its Decided call after a restart) and makes it the cluster's last
+// plan. c.mu is held.
+func (s *Server) recordPlanLocked(c *cluster, lp *lastPlan, decided []byte) error {
+	rec, err := encodePlan(lp)
+	if err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	if err := s.store.PutPlan(c.id, rec, decided); err != nil {
+		return err
+	}
+	c.last.Store(lp)
+	c.gen.Add(1)
+	return nil
+}
+
+// buildLastPlan turns a snapshot and its decision into per-job insight: the
+// running jobs as the snapshot has them, then the queue as the decision
+// places it.
+func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, status *model.PlannerStatus) *lastPlan {
+	now := timestamppb.New(snap.Now)
+	jobs := make(map[string]*pb.JobInsight, len(snap.Running)+len(snap.Queued))
+	get := func(id string) *pb.JobInsight {
+		in, ok := jobs[id]
+		if !ok {
+			in = &pb.JobInsight{JobId: id, PlanTime: now}
+			jobs[id] = in
+		}
+		return in
+	}
+	for _, r := range snap.Running {
+		in := get(r.Job.ID)
+		in.State = pb.JobState_JOB_STATE_RUNNING
+		in.Kind = allocKind(r.Kind)
+		in.Cards = cardRefs(r.Cards)
+		in.Progress = r.Progress
+		in.ProtectedUntil = tsOrNil(r.ProtectedUntil)
+		in.Message = "running on " + r.Kind.String() + " resources"
+	}
+	for _, j := range snap.Queued {
+		in := get(j.ID)
+		in.State = pb.JobState_JOB_STATE_PENDING
+		in.Kind = pb.AllocationKind_ALLOCATION_KIND_UNSPECIFIED
+	}
+	for _, p := range d.Pending {
+		in := get(p.JobID)
+		in.PendingReason = pb.PendingReason(p.Reason)
+		in.Message = p.Message
+		in.EstimatedStart = tsOrNil(p.EstimatedStart)
+	}
+	for _, r := range d.Reservations {
+		in := get(r.JobID)
+		in.State = pb.JobState_JOB_STATE_RESERVED
+		in.Cards = cardRefs(r.Cards)
+		in.EstimatedStart = timestamppb.New(r.Start)
+		if in.Message == "" {
+			in.Message = fmt.Sprintf("holds a reservation from %s (confidence %.2f)", r.Start.UTC().Format(time.RFC3339), r.Confidence)
+		}
+		if in.PendingReason == pb.PendingReason_PENDING_REASON_UNSPECIFIED {
+			in.PendingReason = pb.PendingReason_PENDING_REASON_RESERVED
+		}
+	}
+	for _, st := range d.Starts {
+		in := get(st.JobID)
+		in.State = pb.JobState_JOB_STATE_STARTING
+		in.Kind = allocKind(st.Kind)
+		in.Cards = cardRefs(st.Cards)
+		in.PreemptionProbability = st.PreemptProb
+		in.ProtectedUntil = tsOrNil(st.ProtectedUntil)
+		in.Fragment = pb.FragmentClass(st.Fragment)
+		in.Message = st.Reason
+		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
+		in.EstimatedStart = now
+		if !st.Unbounded {
+			in.ExpectedRetention = durationpb.New(st.ExpectedRetention)
+		}
+	}
+	for _, p := range d.Preemptions {
+		in := get(p.JobID)
+		in.Message = fmt.Sprintf("must yield its cards (%s, notice %s) for %s: %s", p.Action, p.Notice, p.ForJobID, p.Reason)
+	}
+	if ex, ok := pl.(estimateExplainer); ok {
+		explain := func(j *model.Job) {
+			e := ex.Estimate(j)
+			get(j.ID).Estimate = &pb.RuntimeEstimate{Source: e.Source, HistorySize: int32(e.Samples), Quantile: e.Quantile, Unreliable: e.Unreliable}
+		}
+		for i := range snap.Running {
+			explain(&snap.Running[i].Job)
+		}
+		for i := range snap.Queued {
+			explain(&snap.Queued[i])
+		}
+	}
+	header := &pb.GetStatusResponse{
+		ClusterId:            snap.Cluster.ID,
+		LastPolicy:           wire.PolicyProto(snap.Options.Policy),
+		LastPlanTime:         now,
+		LastStats:            wire.Response(&model.Decision{Stats: d.Stats}).GetStats(),
+		LastReservationDepth: int32(snap.Options.ReservationDepth),
+		Fragments:            fragments(d),
+	}
+	if status != nil {
+		statusProto(header, status)
+	}
+	return &lastPlan{header: header, jobs: jobs}
+}
+
+// encodePlan writes the header, then every job's insight in id order, each
+// size-delimited.
+func encodePlan(lp *lastPlan) ([]byte, error) {
+	var b bytes.Buffer
+	mo := protodelim.MarshalOptions{MarshalOptions: proto.MarshalOptions{Deterministic: true}}
+	if _, err := mo.MarshalTo(&b, lp.header); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(lp.jobs))
+	for id := range lp.jobs {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, model.CompareIDs)
+	for _, id := range ids {
+		if _, err := mo.MarshalTo(&b, lp.jobs[id]); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+func decodePlan(rec []byte) (*lastPlan, error) {
+	r := bytes.NewReader(rec)
+	uo := protodelim.UnmarshalOptions{MaxSize: -1}
+	lp := &lastPlan{header: &pb.GetStatusResponse{}, jobs: map[string]*pb.JobInsight{}}
+	if err := uo.UnmarshalFrom(r, lp.header); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	for {
+		in := &pb.JobInsight{}
+		err := uo.UnmarshalFrom(r, in)
+		if errors.Is(err, io.EOF) {
+			return lp, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", len(lp.jobs), err)
+		}
+		lp.jobs[in.GetJobId()] = in
+	}
+}
+
+func allocKind(k model.AllocKind) pb.AllocationKind {
+	if k == model.Backfill {
+		return pb.AllocationKind_ALLOCATION_KIND_BACKFILL
+	}
+	return pb.AllocationKind_ALLOCATION_KIND_REGULAR
+}
+
+func cardRefs(rs []model.CardRef) []*pb.CardRef {
+	out := make([]*pb.CardRef, len(rs))
+	for i, r := range rs {
+		out[i] = &pb.CardRef{Node: r.Node, Index: int32(r.Index)}
+	}
+	return out
+}
+
+func tsOrNil(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}

@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/huitian/huitian/model"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/proto/huitian/v1/huitianv1connect"
+	"github.com/huitian/huitian/solver"
+)
+
+// PlannerFactory makes the planner for a policy and reservation depth;
+// solver.New by default. It returns an error wrapping
+// solver.ErrUnimplemented for a policy that is not built yet.
+type PlannerFactory func(p model.Policy, depth int) (solver.Planner, error)
+
+// Option changes how New builds a Server.
+type Option func(*Server)
+
+// WithLogger sets the logger (slog.Default by default).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithPlannerFactory replaces solver.New, for tests and for planners built
+// outside package solver.
+func WithPlannerFactory(f PlannerFactory) Option { return func(s *Server) { s.newPlanner = f } }
+
+// Server is the planning service. Make one with New, serve its Handler (or
+// call Serve), and Close it.
+type Server struct {
+	cfg        Config
+	log        *slog.Logger
+	newPlanner PlannerFactory
+	store      store
+	met        *metrics
+	cache      *ristretto.Cache[string, *pb.JobInsight]
+	health     *grpchealth.StaticChecker
+	token      []byte
+	closeOnce  sync.Once
+	closeErr   error
+	closed     atomic.Bool
+
+	mu       sync.Mutex // guards clusters; taken before any cluster.mu
+	clusters map[string]*cluster
+}
+
+// New opens the store under cfg.DataDir, loads every cluster's last plan,
+// and returns a Server ready to serve.
+func New(cfg Config, opts ...Option) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("server config: %w", err)
+	}
+	s := &Server{cfg: cfg, log: slog.Default(), newPlanner: solver.New, clusters: map[string]*cluster{}}
+	for _, o := range opts {
+		o(s)
+	}
+	if cfg.TokenFile != "" {
+		b, err := os.ReadFile(cfg.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("token file: %w", err)
+		}
+		tok, _, _ := strings.Cut(string(b), "\n")
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			return nil, fmt.Errorf("token file %s: the first line is empty", cfg.TokenFile)
+		}
+		s.token = []byte(tok)
+	}
+	cache, err := ristretto.NewCache(&ristretto.Config[string, *pb.JobInsight]{
+		NumCounters: 10 * cfg.InsightCacheEntries,
+		MaxCost:     cfg.InsightCacheEntries,
+		BufferItems: 64,
+		Metrics:     true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insight cache: %w", err)
+	}
+	s.cache = cache
+	st, err := openBolt(cfg.DataDir)
+	if err != nil {
+		cache.Close()
+		return nil, err
+	}
+	s.store = st
+	s.met = newMetrics(func() float64 { return cache.Metrics.Ratio() })
+	if err := s.loadPlans(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.health = grpchealth.NewStaticChecker(huitianv1connect.PlannerServiceName)
+	return s, nil
+}
+
+// Close flushes and closes the store. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.cache.Close()
+		s.closeErr = s.store.Close()
+	})
+	return s.closeErr
+}
+
+// Handler serves PlannerService (Connect, gRPC, gRPC-Web), gRPC health,
+// gRPC reflection and /metrics. With a token, everything but health needs
+// `Authorization: Bearer <token>`.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	path, h := huitianv1connect.NewPlannerServiceHandler(s,
+		connect.WithInterceptors(s.observe(), s.validate()),
+		connect.WithRecover(s.recovered),
+		connect.WithReadMaxBytes(s.cfg.MaxRequestBytes),
+		connect.WithCompressMinBytes(1024),
+	)
+	mux.Handle(path, s.auth(h))
+	mux.Handle(grpchealth.NewHandler(s.health))
+	reflector := grpcreflect.NewStaticReflector(huitianv1connect.PlannerServiceName)
+	rp, rh := grpcreflect.NewHandlerV1(reflector)
+	mux.Handle(rp, s.auth(rh))
+	rpa, rha := grpcreflect.NewHandlerV1Alpha(reflector)
+	mux.Handle(rpa, s.auth(rha))
+	mux.Handle("/metrics", s.auth(promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})))
+	return mux
+}
+
+// ServeOptions say how Serve listens.
+type ServeOptions struct {
+	// TLSCertFile and TLSKeyFile, both set, serve TLS (HTTP/1.1 and HTTP/2);
+	// otherwise the port speaks HTTP/1.1 and unencrypted HTTP/2 (h2c).
+	TLSCertFile, TLSKeyFile string
+}
+
+// Serve serves on ln until ctx is done, then drains: health turns
+// NOT_SERVING, new connections are refused, in-flight calls get up to
+// Config.ShutdownTimeout to finish, and the store is flushed and closed.
+// It returns nil after a clean drain.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, o ServeOptions) error {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(o.TLSCertFile == "")
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// In-flight calls keep running through a drain: their context is
+		// not the one that asks for the stop.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if o.TLSCertFile != "" {
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if o.TLSCertFile != "" {
+			errc <- srv.ServeTLS(ln, o.TLSCertFile, o.TLSKeyFile)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	select {
+	case err := <-errc:
+		s.Close()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("draining: refusing new calls, waiting for in-flight ones", "timeout", s.cfg.ShutdownTimeout)
+	s.health.SetStatus(huitianv1connect.PlannerServiceName, grpchealth.StatusNotServing)
+	s.health.SetStatus("", grpchealth.StatusNotServing)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	var drainErr error
+	if err := srv.Shutdown(sctx); err != nil {
+		drainErr = fmt.Errorf("drain: %w", err)
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		drainErr = errors.Join(drainErr, err)
+	}
+	if err := s.Close(); err != nil {
+		return errors.Join(drainErr, fmt.Errorf("close store: %w", err))
+	}
+	s.log.Info("stopped; store flushed")
+	return drainErr
+}
