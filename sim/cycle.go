@@ -1,0 +1,264 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/huitian/huitian/model"
+)
+
+// cycle runs one planning cycle at t: snapshot, plan, check, execute.
+func (e *engine) cycle(ctx context.Context, t int64) error {
+	e.cycles++
+	now := e.at(t)
+	e.snap.Now = now
+	e.snap.Running = e.running
+	e.snap.Queued = e.queued
+	e.snapLive = true
+	d, err := e.pl.Plan(ctx, &e.snap)
+	if err != nil {
+		return fmt.Errorf("sim: cycle %d at %s: plan: %w", e.cycles, now.UTC().Format(time.RFC3339), err)
+	}
+	if d == nil {
+		return fmt.Errorf("sim: cycle %d at %s: plan returned no decision", e.cycles, now.UTC().Format(time.RFC3339))
+	}
+	e.stamp++
+	// 1. Preemptions first: a requeue without notice frees its cards for
+	// the starts of the same decision.
+	for i := range d.Preemptions {
+		if err := e.preempt(&d.Preemptions[i], t); err != nil {
+			return err
+		}
+	}
+	// 2. Check every start before executing any.
+	cards := make([][]int32, len(d.Starts))
+	for i := range d.Starts {
+		ids, err := e.checkStart(&d.Starts[i])
+		if err != nil {
+			return err
+		}
+		cards[i] = ids
+	}
+	if len(d.Starts) > 0 {
+		for pos, ji := range e.qidx {
+			e.js[ji].qpos = int32(pos)
+		}
+	}
+	// 3. Execute the starts.
+	for i := range d.Starts {
+		e.start(&d.Starts[i], cards[i], t)
+	}
+	// 4. Tell a Learner, then change the slices it saw.
+	if e.learner != nil {
+		e.learner.Decided(&e.snap, d)
+	}
+	e.snapLive = false
+	e.compact()
+	return nil
+}
+
+func (e *engine) refuse(jobID, format string, args ...any) error {
+	return &DecisionError{Cycle: e.cycles, Time: e.snap.Now, JobID: jobID, Reason: fmt.Sprintf(format, args...)}
+}
+
+// preempt executes one preemption: the job keeps working until the notice
+// runs out, then yields (see yield).
+func (e *engine) preempt(p *model.Preemption, t int64) error {
+	ji, ok := e.inRun[p.JobID]
+	if !ok {
+		if _, q := e.inQueue[p.JobID]; q {
+			return e.refuse(p.JobID, "preempted, but it is queued, not running")
+		}
+		return e.refuse(p.JobID, "preempted, but no such job is running")
+	}
+	j := &e.js[ji]
+	if j.mark == e.stamp {
+		return e.refuse(p.JobID, "preempted twice in one decision")
+	}
+	j.mark = e.stamp
+	if p.Action != model.PreemptSuspend && p.Action != model.PreemptRequeue {
+		return e.refuse(p.JobID, "preemption action %s: want suspend or requeue", p.Action)
+	}
+	if p.Notice < 0 {
+		return e.refuse(p.JobID, "preemption notice %v: want ≥ 0", p.Notice)
+	}
+	if j.state == stYielding {
+		return nil // already yielding: a planner may repeat itself during the notice
+	}
+	notice := seconds(p.Notice)
+	if end, _ := e.segment(j, j.segStart); end <= t+notice {
+		return nil // it ends before the notice runs out
+	}
+	j.state = stYielding
+	j.action = p.Action
+	if notice == 0 {
+		e.yield(ji, t)
+		return nil
+	}
+	e.heap.push(event{t: t + notice, job: ji, gen: j.gen, kind: evYield})
+	return nil
+}
+
+// checkStart checks one start against the cluster and the queue and
+// returns its cards' dense numbers.
+func (e *engine) checkStart(st *model.Start) ([]int32, error) {
+	ji, ok := e.inQueue[st.JobID]
+	if !ok {
+		if rj, run := e.inRun[st.JobID]; run {
+			if e.js[rj].mark == e.stamp {
+				return nil, e.refuse(st.JobID, "started, but it is running and preempted in this decision")
+			}
+			return nil, e.refuse(st.JobID, "started, but it is already running")
+		}
+		return nil, e.refuse(st.JobID, "started, but it is not in the queue")
+	}
+	j := &e.js[ji]
+	if j.mark == e.stamp {
+		return nil, e.refuse(st.JobID, "started twice in one decision")
+	}
+	j.mark = e.stamp
+	if st.Kind != model.Regular && st.Kind != model.Backfill {
+		return nil, e.refuse(st.JobID, "start kind %d: want regular or backfill", st.Kind)
+	}
+	want := e.trace[ji].Spec.Cards
+	if len(st.Cards) != want {
+		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
+	}
+	ids := make([]int32, 0, len(st.Cards))
+	for _, ref := range st.Cards {
+		id, ok := e.lay.CardID(ref)
+		switch {
+		case !ok:
+			return nil, e.refuse(st.JobID, "card %s does not exist", ref)
+		case !e.lay.Cards[id].Usable:
+			return nil, e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", ref)
+		case e.owner[id] >= 0:
+			return nil, e.refuse(st.JobID, "card %s is busy: job %q holds it", ref, e.trace[e.owner[id]].ID)
+		case e.taken[id] == e.stamp:
+			return nil, e.refuse(st.JobID, "card %s is also given to another start in this decision", ref)
+		}
+		e.taken[id] = e.stamp
+		ids = append(ids, int32(id))
+	}
+	slices.Sort(ids)
+	if why := e.shape(&e.trace[ji].Spec, ids); why != "" {
+		return nil, e.refuse(st.JobID, "%s", why)
+	}
+	return ids, nil
+}
+
+// shape says how cards (sorted) break the job's placement constraint, or "".
+func (e *engine) shape(spec *model.Job, ids []int32) string {
+	l := e.lay
+	if spec.CardModel != "" {
+		for _, c := range ids {
+			if m := l.Cards[c].Model; m != spec.CardModel {
+				return fmt.Sprintf("card %s is a %q, the job asks for %q", l.Ref(int(c)), m, spec.CardModel)
+			}
+		}
+	}
+	first := l.Cards[ids[0]]
+	for _, c := range ids[1:] {
+		loc := l.Cards[c]
+		switch spec.Topology {
+		case model.TopologySameNode:
+			if loc.Node != first.Node {
+				return fmt.Sprintf("cards on nodes %s and %s, the job asks for one node", l.Nodes[first.Node].Name, l.Nodes[loc.Node].Name)
+			}
+		case model.TopologySameIsland:
+			if loc.Island != first.Island {
+				return fmt.Sprintf("cards %s and %s are in different NVLink islands, the job asks for one", l.Ref(int(ids[0])), l.Ref(int(c)))
+			}
+		case model.TopologySameSwitch:
+			a, b := l.Nodes[first.Node].Switch, l.Nodes[loc.Node].Switch
+			if loc.Node != first.Node && (a < 0 || a != b) {
+				return fmt.Sprintf("cards on nodes %s and %s, not under one leaf switch", l.Nodes[first.Node].Name, l.Nodes[loc.Node].Name)
+			}
+		}
+	}
+	if per := spec.CardsPerNode; per > 0 {
+		// Cards are numbered node by node: a node's cards are one run.
+		for i := 0; i < len(ids); {
+			n := l.Cards[ids[i]].Node
+			k := i
+			for k < len(ids) && l.Cards[ids[k]].Node == n {
+				k++
+			}
+			if k-i != per {
+				return fmt.Sprintf("%d cards on node %s, the job asks for %d per node", k-i, l.Nodes[n].Name, per)
+			}
+			i = k
+		}
+	}
+	return ""
+}
+
+// start executes a checked start.
+func (e *engine) start(st *model.Start, ids []int32, t int64) {
+	ji := e.inQueue[st.JobID]
+	j := &e.js[ji]
+	j.state = stRunning
+	j.segStart = t
+	j.cards = ids
+	j.kind = st.Kind
+	end, _ := e.segment(j, t)
+	e.heap.push(event{t: end, job: ji, gen: j.gen, kind: evEnd})
+	for _, c := range ids {
+		e.owner[c] = ji
+	}
+	e.busy += len(ids)
+	if j.restore > 0 {
+		e.acc.lostCardSeconds += float64(len(ids)) * float64(j.restore)
+	}
+	res := &e.res[ji]
+	if res.Start < 0 {
+		res.Start = t
+		res.Kind = st.Kind
+	}
+	if st.Kind == model.Backfill {
+		res.Backfilled = true
+		e.acc.backfillStarts++
+	} else {
+		e.acc.regularStarts++
+	}
+	spec := e.queued[j.qpos]
+	e.startedRun = append(e.startedRun, model.Running{
+		Job: spec, Cards: slices.Clone(st.Cards), Start: e.snap.Now, Kind: st.Kind,
+	})
+	e.startedIdx = append(e.startedIdx, ji)
+	delete(e.inQueue, st.JobID)
+	e.inRun[st.JobID] = ji
+	if e.learner != nil {
+		e.learner.Observe(model.Event{
+			Kind: model.EventStarted, JobID: spec.ID, Time: e.snap.Now, Job: &spec, Alloc: st.Kind,
+		})
+	}
+}
+
+// compact applies the cycle's changes to the queued and running slices.
+func (e *engine) compact() {
+	if len(e.startedIdx) > 0 {
+		w := 0
+		for r, ji := range e.qidx {
+			if e.js[ji].state == stQueued {
+				e.queued[w] = e.queued[r]
+				e.qidx[w] = ji
+				w++
+			}
+		}
+		clear(e.queued[w:])
+		e.queued = e.queued[:w]
+		e.qidx = e.qidx[:w]
+		e.running = append(e.running, e.startedRun...)
+		e.ridx = append(e.ridx, e.startedIdx...)
+		clear(e.startedRun)
+		e.startedRun = e.startedRun[:0]
+		e.startedIdx = e.startedIdx[:0]
+	}
+	for _, ji := range e.released {
+		e.dropRunning(ji, e.runPos(ji))
+	}
+	e.released = e.released[:0]
+}

@@ -1,0 +1,627 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim/trace"
+)
+
+// Planner plans one cycle; solver.Planner and every baseline satisfy it.
+type Planner interface {
+	Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error)
+}
+
+// Learner is a planner with memory (solver.Learner): the simulator reports
+// job events to it as they happen and each decision after executing it.
+type Learner interface {
+	Planner
+	Observe(e model.Event)
+	Decided(s *model.Snapshot, d *model.Decision)
+}
+
+// Estimates says what the planner is told of a job's runtime.
+type Estimates uint8
+
+const (
+	// EstimatesUser gives the planner the trace's limit: the user's request.
+	EstimatesUser Estimates = iota
+	// EstimatesExact gives the planner the actual runtime as the limit:
+	// perfect estimates, for the published "exact" rows.
+	EstimatesExact
+)
+
+func (e Estimates) String() string {
+	if e == EstimatesExact {
+		return "exact"
+	}
+	return "user"
+}
+
+// ParseEstimates parses "user" or "exact".
+func ParseEstimates(s string) (Estimates, error) {
+	switch s {
+	case "user", "":
+		return EstimatesUser, nil
+	case "exact":
+		return EstimatesExact, nil
+	}
+	return 0, fmt.Errorf("sim: estimates %q: want user or exact", s)
+}
+
+// Cycles says when planning cycles run.
+type Cycles uint8
+
+const (
+	// CyclesPerTime runs one planning cycle per distinct event time, after
+	// every completion and then every arrival at that time: the default.
+	CyclesPerTime Cycles = iota
+	// CyclesPerEvent replays pyss, predictsim's simulator: at one instant,
+	// the jobs that end at their limit end first (pyss's profile already
+	// shows their processors free), then every arrival and then every job
+	// that ends before its limit is followed by a cycle of its own. See
+	// README.md for why this reproduces the published numbers exactly.
+	CyclesPerEvent
+)
+
+func (c Cycles) String() string {
+	if c == CyclesPerEvent {
+		return "per-event"
+	}
+	return "per-time"
+}
+
+// DefaultEpoch is the wall-clock time of the trace's second 0 when
+// Config.Epoch is zero.
+var DefaultEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ErrBadDecision is wrapped by every *DecisionError.
+var ErrBadDecision = errors.New("sim: bad decision")
+
+// DecisionError is a decision the simulator refused to execute: a start on
+// a busy or unknown card, a job started twice, a start of a job that is not
+// queued, a preemption of a job that is not running.
+type DecisionError struct {
+	Cycle  int       // 1-based planning cycle
+	Time   time.Time // the cycle's now
+	JobID  string
+	Reason string
+}
+
+func (e *DecisionError) Error() string {
+	return fmt.Sprintf("sim: cycle %d at %s: job %q: %s", e.Cycle, e.Time.UTC().Format(time.RFC3339), e.JobID, e.Reason)
+}
+
+func (e *DecisionError) Unwrap() error { return ErrBadDecision }
+
+// Config configures one simulation run. The zero value, with a Cluster,
+// runs with user estimates, kills jobs at their limit and plans on events only.
+type Config struct {
+	// Cluster is the machine; Run seals it when it is not sealed yet. It is
+	// only read during the run, but runs in parallel should each have their
+	// own (Seal writes it).
+	Cluster *model.Cluster
+	// Options go into every snapshot (policy, reservation depth, …).
+	Options   model.Options
+	Estimates Estimates
+	// KeepOverrun lets a job whose actual runtime exceeds its limit run to
+	// its actual end, for traces where that is the recorded behaviour. By
+	// default the resource manager kills it at its limit.
+	KeepOverrun bool
+	// Interval adds a planning cycle every Interval (whole seconds, counted
+	// from the first submit) while jobs run or arrive; 0 plans on events only.
+	Interval time.Duration
+	// Cycles says when planning cycles run; the zero value is CyclesPerTime.
+	Cycles Cycles
+	// Epoch is the wall-clock time of the trace's second 0; zero means
+	// DefaultEpoch.
+	Epoch time.Time
+	// Series records busy cards and queue length over time (Result.Series).
+	Series bool
+	// Progress, when set, is called from the run's goroutine with the number
+	// of jobs that finished since its last call.
+	Progress func(finished int)
+}
+
+// Result is what a run measured.
+type Result struct {
+	// Jobs has one entry per trace job, in trace order.
+	Jobs    []JobResult
+	Summary Summary
+	// Series is nil unless Config.Series.
+	Series *Series
+}
+
+type jobState uint8
+
+const (
+	stPending  jobState = iota // not submitted yet
+	stQueued                   // waiting in the queue
+	stRunning                  // holding cards and working
+	stYielding                 // preempted: holding cards until the notice and the checkpoint end
+	stDone                     // finished
+)
+
+// job is the simulator's state of one trace job. Its specification lives in
+// the queued or running slice while it is there.
+type job struct {
+	runtime  int64 // work the job needs, seconds
+	limit    int64 // its time limit as the planner knows it, seconds
+	done     int64 // work kept by checkpoints
+	segStart int64 // start of the current run
+	restore  int64 // restore time at the start of the current run
+	cards    []int32
+	state    jobState
+	gen      uint32
+	mark     uint32 // decision stamp, to find a job started or preempted twice
+	qpos     int32  // its position in the queue during a cycle's starts
+	kind     model.AllocKind
+	action   model.PreemptAction // while yielding
+	ckpt     int64               // checkpoint cost, seconds
+}
+
+// engine is one run's state. Its queued and running slices are also the
+// snapshot's: they change only between the planner's call and the next
+// cycle, never while the planner or a Learner looks at them.
+type engine struct {
+	cfg     Config
+	trace   []trace.Job
+	pl      Planner
+	learner Learner
+	lay     *model.Layout
+	epoch   time.Time
+
+	js  []job
+	res []JobResult
+
+	queued  []model.Job
+	qidx    []int32
+	inQueue map[string]int32
+	running []model.Running
+	ridx    []int32
+	inRun   map[string]int32
+
+	owner  []int32  // per card: the job holding it, -1 when free
+	taken  []uint32 // per card: decision stamp of a start that took it
+	stamp  uint32
+	busy   int // cards held
+	usable int
+
+	heap   eventHeap
+	next   int // next trace job to arrive
+	snap   model.Snapshot
+	cycles int
+
+	// After the planner's call: what changes the slices once a Learner
+	// has seen the snapshot.
+	snapLive   bool // the planner or a Learner may be looking at the slices
+	startedRun []model.Running
+	startedIdx []int32
+	released   []int32
+
+	acc      accum
+	earlyBuf []event
+	series   *seriesRec
+	progress int
+}
+
+// Run replays jobs (sorted by submit, as trace readers return them) on
+// cfg.Cluster with planner pl and returns every job's outcome and the
+// aggregate metrics. Jobs that never start (the cluster can never hold them,
+// or the planner never starts them) are counted in Summary.NeverStarted.
+//
+// Run executes each decision exactly: starts on the cards named, preemptions
+// as suspend or requeue; reservations are the planner's own business. A
+// decision it cannot execute is an error wrapping ErrBadDecision. When pl is
+// a solver.Learner it receives every job event in time order and, after each
+// executed decision, the snapshot and the decision; the snapshot is valid
+// only during that call.
+func Run(ctx context.Context, jobs []trace.Job, pl Planner, cfg Config) (*Result, error) {
+	e, err := newEngine(jobs, pl, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.run(ctx); err != nil {
+		return nil, err
+	}
+	return e.result(), nil
+}
+
+func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
+	if cfg.Cluster == nil {
+		return nil, errors.New("sim: config: cluster must be set")
+	}
+	if pl == nil {
+		return nil, errors.New("sim: planner must be set")
+	}
+	if cfg.Interval < 0 {
+		return nil, fmt.Errorf("sim: config: interval %v: want ≥ 0", cfg.Interval)
+	}
+	if cfg.Interval%time.Second != 0 {
+		return nil, fmt.Errorf("sim: config: interval %v: want whole seconds", cfg.Interval)
+	}
+	for i := 1; i < len(jobs); i++ {
+		if jobs[i].Submit < jobs[i-1].Submit {
+			return nil, fmt.Errorf("sim: job %d (%q) submitted at %d s, before job %d at %d s: jobs must be sorted by submit", i, jobs[i].ID, jobs[i].Submit, i-1, jobs[i-1].Submit)
+		}
+	}
+	if err := cfg.Cluster.Seal(); err != nil {
+		return nil, fmt.Errorf("sim: cluster: %w", err)
+	}
+	e := &engine{
+		cfg:     cfg,
+		trace:   jobs,
+		pl:      pl,
+		lay:     cfg.Cluster.Layout(),
+		epoch:   cfg.Epoch,
+		js:      make([]job, len(jobs)),
+		res:     make([]JobResult, len(jobs)),
+		inQueue: map[string]int32{},
+		inRun:   map[string]int32{},
+	}
+	if e.epoch.IsZero() {
+		e.epoch = DefaultEpoch
+	}
+	e.learner, _ = pl.(Learner)
+	e.owner = make([]int32, len(e.lay.Cards))
+	e.taken = make([]uint32, len(e.lay.Cards))
+	for i := range e.owner {
+		e.owner[i] = -1
+		if e.lay.Cards[i].Usable {
+			e.usable++
+		}
+	}
+	for i := range jobs {
+		tj := &jobs[i]
+		if tj.Runtime <= 0 {
+			return nil, fmt.Errorf("sim: job %d (%q): runtime %d s: want > 0", i, tj.ID, tj.Runtime)
+		}
+		j := &e.js[i]
+		j.runtime = tj.Runtime
+		j.limit = tj.Limit
+		if cfg.Estimates == EstimatesExact {
+			j.limit = tj.Runtime
+		}
+		if j.limit <= 0 {
+			return nil, fmt.Errorf("sim: job %d (%q): no time limit (read the trace with an estimate rule, or use exact estimates)", i, tj.ID)
+		}
+		j.ckpt = seconds(tj.Spec.CheckpointCost)
+		e.res[i] = JobResult{ID: tj.ID, Submit: tj.Submit, Start: -1, End: -1, Cards: tj.Spec.Cards}
+	}
+	e.snap = model.Snapshot{Cluster: cfg.Cluster, Options: cfg.Options}
+	if cfg.Series && len(jobs) > 0 {
+		e.series = newSeriesRec(jobs[0].Submit)
+	}
+	return e, nil
+}
+
+// seconds rounds a duration up to whole seconds.
+func seconds(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
+	}
+	return s
+}
+
+func (e *engine) at(t int64) time.Time { return e.epoch.Add(time.Duration(t) * time.Second) }
+
+// run is the event loop: at each distinct time, every completion, then
+// every arrival, then one planning cycle.
+func (e *engine) run(ctx context.Context) error {
+	interval := int64(e.cfg.Interval / time.Second)
+	var nextTick int64 = -1
+	if interval > 0 && len(e.trace) > 0 {
+		nextTick = e.trace[0].Submit
+	}
+	for {
+		// 1. The next time anything happens.
+		t := int64(-1)
+		if e.heap.len() > 0 {
+			t = e.heap.top().t
+		}
+		if e.next < len(e.trace) && (t < 0 || e.trace[e.next].Submit < t) {
+			t = e.trace[e.next].Submit
+		}
+		ticking := nextTick >= 0 && (e.next < len(e.trace) || len(e.running) > 0)
+		if ticking && (t < 0 || nextTick < t) {
+			t = nextTick
+		}
+		if t < 0 {
+			break
+		}
+		if e.cycles&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if e.cfg.Cycles == CyclesPerEvent {
+			if err := e.perEvent(ctx, t); err != nil {
+				return err
+			}
+			if ticking && nextTick == t {
+				nextTick += interval
+				if len(e.queued) > 0 {
+					if err := e.cycle(ctx, t); err != nil {
+						return err
+					}
+				}
+			}
+			if e.series != nil {
+				e.series.step(t, e.busy, len(e.queued))
+			}
+			continue
+		}
+		// 2. Completions, notices running out, checkpoints done.
+		for e.heap.len() > 0 && e.heap.top().t == t {
+			ev := e.heap.pop()
+			e.handle(ev)
+		}
+		// 3. Arrivals.
+		for e.next < len(e.trace) && e.trace[e.next].Submit == t {
+			if err := e.arrive(int32(e.next), t); err != nil {
+				return err
+			}
+			e.next++
+		}
+		if ticking && nextTick == t {
+			nextTick += interval
+		}
+		// 4. One planning cycle.
+		if len(e.queued) > 0 {
+			if err := e.cycle(ctx, t); err != nil {
+				return err
+			}
+		}
+		if e.series != nil {
+			e.series.step(t, e.busy, len(e.queued))
+		}
+	}
+	if e.cfg.Progress != nil && e.progress > 0 {
+		e.cfg.Progress(e.progress)
+		e.progress = 0
+	}
+	return nil
+}
+
+// perEvent handles everything at t the way pyss does. pyss orders events at
+// one instant submissions first, then terminations, and plans after each;
+// its profile already shows free the processors of jobs that reach their
+// estimate at t. So: jobs that end at their limit (and other heap events)
+// end first, then each arrival is followed by a cycle, then each job that
+// ends before its limit, in the order the jobs started.
+func (e *engine) perEvent(ctx context.Context, t int64) error {
+	early := e.earlyBuf[:0]
+	ended := false
+	for e.heap.len() > 0 && e.heap.top().t == t {
+		ev := e.heap.pop()
+		if ev.gen != e.js[ev.job].gen {
+			continue // stale
+		}
+		if ev.kind == evEnd && t < e.plannedEnd(ev.job) {
+			early = append(early, ev)
+			continue
+		}
+		ended = true
+		e.handle(ev)
+	}
+	if ended && len(early) == 0 && (e.next >= len(e.trace) || e.trace[e.next].Submit != t) && len(e.queued) > 0 {
+		// Only jobs that ended at their limit: pyss plans once, on the
+		// first of their terminations.
+		if err := e.cycle(ctx, t); err != nil {
+			return err
+		}
+	}
+	for e.next < len(e.trace) && e.trace[e.next].Submit == t {
+		if err := e.arrive(int32(e.next), t); err != nil {
+			return err
+		}
+		e.next++
+		if err := e.cycle(ctx, t); err != nil {
+			return err
+		}
+	}
+	for _, ev := range early {
+		e.handle(ev)
+		if len(e.queued) > 0 {
+			if err := e.cycle(ctx, t); err != nil {
+				return err
+			}
+		}
+	}
+	e.earlyBuf = early[:0]
+	return nil
+}
+
+// plannedEnd is when the planner expects a running job to end: its start
+// plus the limit it was given.
+func (e *engine) plannedEnd(ji int32) int64 {
+	j := &e.js[ji]
+	return j.segStart + j.restore + max(j.limit-j.done, 0)
+}
+
+func (e *engine) arrive(ji int32, t int64) error {
+	tj := &e.trace[ji]
+	if _, dup := e.inQueue[tj.ID]; dup {
+		return fmt.Errorf("sim: job %d: id %q is also a queued job's", ji, tj.ID)
+	}
+	if _, dup := e.inRun[tj.ID]; dup {
+		return fmt.Errorf("sim: job %d: id %q is also a running job's", ji, tj.ID)
+	}
+	spec := tj.Spec
+	spec.ID = tj.ID
+	spec.Submit = e.at(tj.Submit)
+	spec.TimeLimit = time.Duration(e.js[ji].limit) * time.Second
+	e.js[ji].state = stQueued
+	e.queued = append(e.queued, spec)
+	e.qidx = append(e.qidx, ji)
+	e.inQueue[tj.ID] = ji
+	return nil
+}
+
+// requeue puts a preempted job back in the queue at its original submit time.
+func (e *engine) requeue(ji int32, spec model.Job) {
+	e.js[ji].state = stQueued
+	sub := e.trace[ji].Submit
+	pos, _ := slices.BinarySearchFunc(e.qidx, ji, func(q, target int32) int {
+		if s := e.trace[q].Submit; s != sub {
+			if s < sub {
+				return -1
+			}
+			return 1
+		}
+		return int(q - target)
+	})
+	e.queued = slices.Insert(e.queued, pos, spec)
+	e.qidx = slices.Insert(e.qidx, pos, ji)
+	e.inQueue[spec.ID] = ji
+}
+
+// handle executes one heap event.
+func (e *engine) handle(ev event) {
+	j := &e.js[ev.job]
+	if ev.gen != j.gen {
+		return // the job changed state since
+	}
+	switch ev.kind {
+	case evEnd:
+		e.finish(ev.job, ev.t)
+	case evYield:
+		e.yield(ev.job, ev.t)
+	case evRelease:
+		e.release(ev.job, ev.t)
+	}
+}
+
+// segment returns the end of a run starting at t and whether the job is
+// killed at its limit then.
+func (e *engine) segment(j *job, t int64) (end int64, killed bool) {
+	work := j.runtime - j.done
+	budget := max(j.limit-j.done, 0)
+	if !e.cfg.KeepOverrun && work > budget {
+		return t + j.restore + budget, true
+	}
+	return t + j.restore + work, false
+}
+
+func (e *engine) runPos(ji int32) int {
+	for i, r := range e.ridx {
+		if r == ji {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("sim: job %d is not in the running list", ji))
+}
+
+func (e *engine) freeCards(ji int32, t int64) {
+	j := &e.js[ji]
+	for _, c := range j.cards {
+		e.owner[c] = -1
+	}
+	e.busy -= len(j.cards)
+	e.acc.busyCardSeconds += float64(len(j.cards)) * float64(t-j.segStart)
+}
+
+// finish ends a job's run at t: it completed, or was killed at its limit.
+func (e *engine) finish(ji int32, t int64) {
+	j := &e.js[ji]
+	_, killed := e.segment(j, j.segStart)
+	e.freeCards(ji, t)
+	pos := e.runPos(ji)
+	r := e.running[pos]
+	e.running = slices.Delete(e.running, pos, pos+1)
+	e.ridx = slices.Delete(e.ridx, pos, pos+1)
+	delete(e.inRun, r.Job.ID)
+	j.state = stDone
+	j.gen++
+	res := &e.res[ji]
+	res.End = t
+	res.Run = j.done + (t - j.segStart - j.restore)
+	res.Exit = model.ExitCompleted
+	if killed {
+		res.Exit = model.ExitKilledAtLimit
+	}
+	j.cards = nil
+	if e.learner != nil {
+		spec := r.Job
+		e.learner.Observe(model.Event{
+			Kind: model.EventFinished, JobID: spec.ID, Time: e.at(t), Job: &spec,
+			Alloc: j.kind, Start: r.Start, Exit: res.Exit,
+		})
+	}
+	if e.cfg.Progress != nil {
+		e.progress++
+		if e.progress >= 1024 {
+			e.cfg.Progress(e.progress)
+			e.progress = 0
+		}
+	}
+}
+
+// yield stops a preempted job's work at t: a suspended job checkpoints and
+// frees its cards CheckpointCost later, keeping its progress; a requeued job
+// frees them now and loses its progress.
+func (e *engine) yield(ji int32, t int64) {
+	j := &e.js[ji]
+	j.gen++ // its end event is now stale
+	cards := float64(len(j.cards))
+	switch j.action {
+	case model.PreemptSuspend:
+		j.done += max(0, t-j.segStart-j.restore)
+		e.acc.lostCardSeconds += cards * float64(j.ckpt)
+		if j.ckpt > 0 {
+			e.heap.push(event{t: t + j.ckpt, job: ji, gen: j.gen, kind: evRelease})
+			return
+		}
+	default:
+		e.acc.lostCardSeconds += cards * float64(t-j.segStart+j.done)
+		j.done = 0
+	}
+	e.release(ji, t)
+}
+
+// release frees a preempted job's cards at t and puts it back in the queue.
+func (e *engine) release(ji int32, t int64) {
+	j := &e.js[ji]
+	e.freeCards(ji, t)
+	pos := e.runPos(ji)
+	r := e.running[pos]
+	if e.snapLive {
+		// A notice of 0 s inside a cycle: change the slices after the
+		// Learner has seen the snapshot.
+		e.released = append(e.released, ji)
+	} else {
+		e.dropRunning(ji, pos)
+	}
+	j.gen++
+	j.cards = nil
+	e.res[ji].Preemptions++
+	e.acc.preemptions++
+	if e.learner != nil {
+		spec := r.Job
+		e.learner.Observe(model.Event{
+			Kind: model.EventPreempted, JobID: spec.ID, Time: e.at(t), Job: &spec,
+			Alloc: j.kind, Start: r.Start, Action: j.action,
+		})
+	}
+}
+
+// dropRunning removes a released job from the running list and requeues it.
+func (e *engine) dropRunning(ji int32, pos int) {
+	j := &e.js[ji]
+	spec := e.running[pos].Job
+	e.running = slices.Delete(e.running, pos, pos+1)
+	e.ridx = slices.Delete(e.ridx, pos, pos+1)
+	delete(e.inRun, spec.ID)
+	spec.RequeueCount++
+	j.restore = 0
+	if j.action == model.PreemptSuspend {
+		j.restore = j.ckpt
+	}
+	spec.TimeLimit = time.Duration(max(j.restore+j.limit-j.done, 1)) * time.Second
+	e.requeue(ji, spec)
+}

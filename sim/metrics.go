@@ -1,0 +1,178 @@
+package sim
+
+import (
+	"math"
+	"slices"
+
+	"github.com/huitian/huitian/model"
+)
+
+// JobResult is what happened to one job. Times are seconds from the epoch.
+type JobResult struct {
+	ID     string
+	Submit int64
+	// Start is the job's first start, -1 when it never started.
+	Start int64
+	// End is when it finished, -1 when it never did.
+	End int64
+	// Run is how long it worked: its actual runtime, or its limit when it
+	// was killed there.
+	Run   int64
+	Cards int
+	// Kind is the kind of its first start.
+	Kind model.AllocKind
+	// Backfilled: some start of the job was on backfill resources.
+	Backfilled  bool
+	Preemptions int
+	Exit        model.ExitState
+}
+
+// Finished reports whether the job ran to its end.
+func (r *JobResult) Finished() bool { return r.End >= 0 }
+
+// Wait is the time from submit to first start.
+func (r *JobResult) Wait() int64 { return r.Start - r.Submit }
+
+// Flow is the time from submit to end.
+func (r *JobResult) Flow() int64 { return r.End - r.Submit }
+
+// BSLD is the bounded slowdown max(1, flow / max(10 s, run)).
+func (r *JobResult) BSLD() float64 {
+	return math.Max(1, float64(r.Flow())/float64(max(10, r.Run)))
+}
+
+// Summary aggregates a run. Averages are over the jobs that finished.
+type Summary struct {
+	Jobs         int `json:"jobs"`
+	NeverStarted int `json:"never_started"`
+
+	AvgWait    float64 `json:"avg_wait_s"`
+	MedianWait float64 `json:"median_wait_s"`
+	P95Wait    float64 `json:"p95_wait_s"`
+	AvgFlow    float64 `json:"avg_flow_s"`
+	AvgBSLD    float64 `json:"avg_bsld"`
+	// Utilization is busy card-seconds over usable cards × the span from
+	// the first submit to the last end.
+	Utilization float64 `json:"utilization"`
+	// Makespan is the span from the first submit to the last end.
+	Makespan int64 `json:"makespan_s"`
+
+	// Starts count every start, restarts after a preemption included.
+	RegularStarts  int `json:"regular_starts"`
+	BackfillStarts int `json:"backfill_starts"`
+	Preemptions    int `json:"preemptions"`
+	// LostCardSeconds is the card time preemptions wasted: checkpoint and
+	// restore time of suspended jobs, all the work of requeued ones.
+	LostCardSeconds float64 `json:"lost_card_seconds"`
+	BusyCardSeconds float64 `json:"busy_card_seconds"`
+
+	// BackfillCompletionRate is the share of the jobs started on backfill
+	// resources that ended without being preempted; nil when none was.
+	BackfillCompletionRate *float64 `json:"backfill_completion_rate"`
+	// BackfillUtilization is the share of otherwise idle card time that
+	// backfill used. It needs the planner's idle-capacity accounting: nil
+	// until a planner provides it.
+	BackfillUtilization *float64 `json:"backfill_utilization"`
+	// MainJobs and MainAvgWait are over the finished jobs whose first start
+	// was regular; MainAvgWait is nil when there are none.
+	MainJobs    int      `json:"main_jobs"`
+	MainAvgWait *float64 `json:"main_avg_wait_s"`
+
+	Cycles int `json:"cycles"`
+}
+
+// accum is what the engine counts as it goes.
+type accum struct {
+	busyCardSeconds float64
+	lostCardSeconds float64
+	preemptions     int
+	regularStarts   int
+	backfillStarts  int
+}
+
+// summarize aggregates job results on a cluster of usable cards.
+func summarize(jobs []JobResult, usable int, acc accum, cycles int) Summary {
+	s := Summary{
+		RegularStarts: acc.regularStarts, BackfillStarts: acc.backfillStarts,
+		Preemptions: acc.preemptions, LostCardSeconds: acc.lostCardSeconds,
+		BusyCardSeconds: acc.busyCardSeconds, Cycles: cycles,
+	}
+	if len(jobs) == 0 {
+		return s
+	}
+	first, last := jobs[0].Submit, int64(math.MinInt64)
+	var (
+		waits                     []float64
+		sumWait, sumFlow, sumBSLD float64
+		mainWait                  float64
+		bfJobs, bfClean           int
+	)
+	for i := range jobs {
+		r := &jobs[i]
+		first = min(first, r.Submit)
+		if !r.Finished() {
+			s.NeverStarted++
+			continue
+		}
+		s.Jobs++
+		last = max(last, r.End)
+		w := float64(r.Wait())
+		waits = append(waits, w)
+		sumWait += w
+		sumFlow += float64(r.Flow())
+		sumBSLD += r.BSLD()
+		if r.Kind == model.Regular {
+			s.MainJobs++
+			mainWait += w
+		}
+		if r.Backfilled {
+			bfJobs++
+			if r.Preemptions == 0 {
+				bfClean++
+			}
+		}
+	}
+	if s.Jobs == 0 {
+		return s
+	}
+	n := float64(s.Jobs)
+	s.AvgWait, s.AvgFlow, s.AvgBSLD = sumWait/n, sumFlow/n, sumBSLD/n
+	slices.Sort(waits)
+	s.MedianWait = quantile(waits, 0.5)
+	s.P95Wait = quantile(waits, 0.95)
+	s.Makespan = last - first
+	if s.Makespan > 0 && usable > 0 {
+		s.Utilization = acc.busyCardSeconds / (float64(usable) * float64(s.Makespan))
+	}
+	if bfJobs > 0 {
+		r := float64(bfClean) / float64(bfJobs)
+		s.BackfillCompletionRate = &r
+	}
+	if s.MainJobs > 0 {
+		w := mainWait / float64(s.MainJobs)
+		s.MainAvgWait = &w
+	}
+	return s
+}
+
+// quantile is the q-quantile of sorted values, interpolating linearly
+// between the closest ranks (R's type 7, numpy's default).
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	h := q * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+func (e *engine) result() *Result {
+	r := &Result{Jobs: e.res, Summary: summarize(e.res, e.usable, e.acc, e.cycles)}
+	if e.series != nil {
+		r.Series = e.series.finish(e.usable)
+	}
+	return r
+}
