@@ -9,8 +9,9 @@ import (
 	"github.com/huitian/huitian/model"
 )
 
-// cycle runs one planning cycle at t: snapshot, plan, check, execute.
-func (e *engine) cycle(ctx context.Context, t int64) error {
+// cycle runs one planning cycle at t: snapshot, plan, check, execute. It
+// reports whether the decision freed cards at once.
+func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) {
 	e.cycles++
 	now := e.at(t)
 	e.snap.Now = now
@@ -19,17 +20,17 @@ func (e *engine) cycle(ctx context.Context, t int64) error {
 	e.snapLive = true
 	d, err := e.pl.Plan(ctx, &e.snap)
 	if err != nil {
-		return fmt.Errorf("sim: cycle %d at %s: plan: %w", e.cycles, now.UTC().Format(time.RFC3339), err)
+		return false, fmt.Errorf("sim: cycle %d at %s: plan: %w", e.cycles, now.UTC().Format(time.RFC3339), err)
 	}
 	if d == nil {
-		return fmt.Errorf("sim: cycle %d at %s: plan returned no decision", e.cycles, now.UTC().Format(time.RFC3339))
+		return false, fmt.Errorf("sim: cycle %d at %s: plan returned no decision", e.cycles, now.UTC().Format(time.RFC3339))
 	}
 	e.stamp++
 	// 1. Preemptions first: a requeue without notice frees its cards for
 	// the starts of the same decision.
 	for i := range d.Preemptions {
 		if err := e.preempt(&d.Preemptions[i], t); err != nil {
-			return err
+			return false, err
 		}
 	}
 	// 2. Check every start before executing any.
@@ -37,7 +38,7 @@ func (e *engine) cycle(ctx context.Context, t int64) error {
 	for i := range d.Starts {
 		ids, err := e.checkStart(&d.Starts[i])
 		if err != nil {
-			return err
+			return false, err
 		}
 		cards[i] = ids
 	}
@@ -55,8 +56,9 @@ func (e *engine) cycle(ctx context.Context, t int64) error {
 		e.learner.Decided(&e.snap, d)
 	}
 	e.snapLive = false
+	released = len(e.released) > 0
 	e.compact()
-	return nil
+	return released, nil
 }
 
 func (e *engine) refuse(jobID, format string, args ...any) error {

@@ -346,7 +346,7 @@ func (e *engine) run(ctx context.Context) error {
 			if ticking && nextTick == t {
 				nextTick += interval
 				if len(e.queued) > 0 {
-					if err := e.cycle(ctx, t); err != nil {
+					if err := e.plan(ctx, t); err != nil {
 						return err
 					}
 				}
@@ -373,7 +373,7 @@ func (e *engine) run(ctx context.Context) error {
 		}
 		// 4. One planning cycle.
 		if len(e.queued) > 0 {
-			if err := e.cycle(ctx, t); err != nil {
+			if err := e.plan(ctx, t); err != nil {
 				return err
 			}
 		}
@@ -412,7 +412,7 @@ func (e *engine) perEvent(ctx context.Context, t int64) error {
 	if ended && len(early) == 0 && (e.next >= len(e.trace) || e.trace[e.next].Submit != t) && len(e.queued) > 0 {
 		// Only jobs that ended at their limit: pyss plans once, on the
 		// first of their terminations.
-		if err := e.cycle(ctx, t); err != nil {
+		if err := e.plan(ctx, t); err != nil {
 			return err
 		}
 	}
@@ -421,20 +421,39 @@ func (e *engine) perEvent(ctx context.Context, t int64) error {
 			return err
 		}
 		e.next++
-		if err := e.cycle(ctx, t); err != nil {
+		if err := e.plan(ctx, t); err != nil {
 			return err
 		}
 	}
 	for _, ev := range early {
 		e.handle(ev)
 		if len(e.queued) > 0 {
-			if err := e.cycle(ctx, t); err != nil {
+			if err := e.plan(ctx, t); err != nil {
 				return err
 			}
 		}
 	}
 	e.earlyBuf = early[:0]
 	return nil
+}
+
+// maxReplans bounds the cycles at one instant that a planner can cause by
+// preempting jobs without notice (each such cycle is followed by another).
+const maxReplans = 1000
+
+// plan runs a planning cycle at t, and another as long as the last one
+// freed cards at once (a preemption without notice): a resource manager
+// plans again when cards come free.
+func (e *engine) plan(ctx context.Context, t int64) error {
+	for n := 0; ; n++ {
+		if n == maxReplans {
+			return fmt.Errorf("sim: at %s: the planner preempted jobs without notice in %d cycles in a row", e.at(t).UTC().Format(time.RFC3339), n)
+		}
+		released, err := e.cycle(ctx, t)
+		if err != nil || !released || len(e.queued) == 0 {
+			return err
+		}
+	}
 }
 
 // plannedEnd is when the planner expects a running job to end: its start
