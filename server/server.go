@@ -55,6 +55,7 @@ type Server struct {
 	closeOnce  sync.Once
 	closeErr   error
 	closed     atomic.Bool
+	onDrain    func() // for tests: called when a drain begins
 
 	mu       sync.Mutex // guards clusters; taken before any cluster.mu
 	clusters map[string]*cluster
@@ -184,6 +185,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, o ServeOptions) err
 	s.log.Info("draining: refusing new calls, waiting for in-flight ones", "timeout", s.cfg.ShutdownTimeout)
 	s.health.SetStatus(huitianv1connect.PlannerServiceName, grpchealth.StatusNotServing)
 	s.health.SetStatus("", grpchealth.StatusNotServing)
+	if s.onDrain != nil {
+		s.onDrain()
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	var drainErr error

@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/huitian/huitian/internal/wire"
 	"github.com/huitian/huitian/model"
@@ -66,11 +67,11 @@ func statusProto(out *pb.GetStatusResponse, st *model.PlannerStatus) {
 		}
 	}
 	if m := st.Measures; m != nil {
-		opt := func(v float64) *float64 {
+		opt := func(v float64) *wrapperspb.DoubleValue {
 			if math.IsNaN(v) {
 				return nil
 			}
-			return &v
+			return wrapperspb.Double(v)
 		}
 		out.Measures = &pb.BackfillMeasures{
 			CompletionRate: opt(m.CompletionRate), Utilization: opt(m.Utilization), EstimatorExceed: opt(m.EstimatorExceed),

@@ -30,6 +30,7 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -3754,19 +3755,21 @@ func (x *TunerParameters) GetEpsilon() float64 {
 }
 
 // BackfillMeasures say whether backfill works, over the tuner's window. A
-// measure without data in the window is absent.
+// measure without data in the window is absent (the rates are wrapper
+// messages so that absence is visible to every client, including protoc
+// releases older than proto3's `optional`).
 type BackfillMeasures struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Share of backfill jobs that ended without preemption, in [0, 1].
-	CompletionRate *float64 `protobuf:"fixed64,1,opt,name=completion_rate,json=completionRate,proto3,oneof" json:"completion_rate,omitempty"`
+	CompletionRate *wrapperspb.DoubleValue `protobuf:"bytes,1,opt,name=completion_rate,json=completionRate,proto3" json:"completion_rate,omitempty"`
 	// Share of otherwise idle card-time that backfill used, in [0, 1].
-	Utilization *float64 `protobuf:"fixed64,2,opt,name=utilization,proto3,oneof" json:"utilization,omitempty"`
+	Utilization *wrapperspb.DoubleValue `protobuf:"bytes,2,opt,name=utilization,proto3" json:"utilization,omitempty"`
 	// Main jobs' mean start delay past their first reserved start: how much
 	// backfill (and estimate error) delayed them.
 	MainWaitDelta *durationpb.Duration `protobuf:"bytes,3,opt,name=main_wait_delta,json=mainWaitDelta,proto3" json:"main_wait_delta,omitempty"`
 	// Share of recent jobs that outlived their predicted 90th percentile, in
 	// [0, 1].
-	EstimatorExceed *float64 `protobuf:"fixed64,4,opt,name=estimator_exceed,json=estimatorExceed,proto3,oneof" json:"estimator_exceed,omitempty"`
+	EstimatorExceed *wrapperspb.DoubleValue `protobuf:"bytes,4,opt,name=estimator_exceed,json=estimatorExceed,proto3" json:"estimator_exceed,omitempty"`
 	// Backfill outcomes in the window.
 	BackfillJobs int32 `protobuf:"varint,5,opt,name=backfill_jobs,json=backfillJobs,proto3" json:"backfill_jobs,omitempty"`
 	// Main-job waits in the window.
@@ -3805,18 +3808,18 @@ func (*BackfillMeasures) Descriptor() ([]byte, []int) {
 	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{32}
 }
 
-func (x *BackfillMeasures) GetCompletionRate() float64 {
-	if x != nil && x.CompletionRate != nil {
-		return *x.CompletionRate
+func (x *BackfillMeasures) GetCompletionRate() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.CompletionRate
 	}
-	return 0
+	return nil
 }
 
-func (x *BackfillMeasures) GetUtilization() float64 {
-	if x != nil && x.Utilization != nil {
-		return *x.Utilization
+func (x *BackfillMeasures) GetUtilization() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.Utilization
 	}
-	return 0
+	return nil
 }
 
 func (x *BackfillMeasures) GetMainWaitDelta() *durationpb.Duration {
@@ -3826,11 +3829,11 @@ func (x *BackfillMeasures) GetMainWaitDelta() *durationpb.Duration {
 	return nil
 }
 
-func (x *BackfillMeasures) GetEstimatorExceed() float64 {
-	if x != nil && x.EstimatorExceed != nil {
-		return *x.EstimatorExceed
+func (x *BackfillMeasures) GetEstimatorExceed() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.EstimatorExceed
 	}
-	return 0
+	return nil
 }
 
 func (x *BackfillMeasures) GetBackfillJobs() int32 {
@@ -3926,7 +3929,7 @@ var File_huitian_v1_huitian_proto protoreflect.FileDescriptor
 const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\n" +
 	"\x18huitian/v1/huitian.proto\x12\n" +
-	"huitian.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x02\n" +
+	"huitian.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x8c\x02\n" +
 	"\vPlanRequest\x124\n" +
 	"\x03now\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x03now\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x13.huitian.v1.ClusterB\x06\xbaH\x03\xc8\x01\x01R\acluster\x120\n" +
@@ -4177,17 +4180,14 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x0fTunerParameters\x12U\n" +
 	"\x14max_backfill_runtime\x18\x01 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x12maxBackfillRuntime\x12H\n" +
 	"\x13protection_fraction\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x12protectionFraction\x121\n" +
-	"\aepsilon\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\aepsilon\"\xb2\x03\n" +
-	"\x10BackfillMeasures\x12E\n" +
-	"\x0fcompletion_rate\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x0ecompletionRate\x88\x01\x01\x12>\n" +
-	"\vutilization\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\vutilization\x88\x01\x01\x12A\n" +
-	"\x0fmain_wait_delta\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\rmainWaitDelta\x12G\n" +
-	"\x10estimator_exceed\x18\x04 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x02R\x0festimatorExceed\x88\x01\x01\x12,\n" +
+	"\aepsilon\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\aepsilon\"\xc4\x03\n" +
+	"\x10BackfillMeasures\x12^\n" +
+	"\x0fcompletion_rate\x18\x01 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x0ecompletionRate\x12W\n" +
+	"\vutilization\x18\x02 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\vutilization\x12A\n" +
+	"\x0fmain_wait_delta\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\rmainWaitDelta\x12`\n" +
+	"\x10estimator_exceed\x18\x04 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x0festimatorExceed\x12,\n" +
 	"\rbackfill_jobs\x18\x05 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\fbackfillJobs\x12$\n" +
-	"\tmain_jobs\x18\x06 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bmainJobsB\x12\n" +
-	"\x10_completion_rateB\x0e\n" +
-	"\f_utilizationB\x13\n" +
-	"\x11_estimator_exceed\"\xc3\x01\n" +
+	"\tmain_jobs\x18\x06 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bmainJobs\"\xc3\x01\n" +
 	"\x0fFragmentSummary\x12?\n" +
 	"\bfragment\x18\x01 \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\bfragment\x12\x1d\n" +
 	"\x05cards\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x05cards\x12\x1d\n" +
@@ -4299,55 +4299,56 @@ func file_huitian_v1_huitian_proto_rawDescGZIP() []byte {
 var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
 var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_huitian_v1_huitian_proto_goTypes = []any{
-	(DomainKind)(0),               // 0: huitian.v1.DomainKind
-	(Topology)(0),                 // 1: huitian.v1.Topology
-	(Comm)(0),                     // 2: huitian.v1.Comm
-	(BackfillPreference)(0),       // 3: huitian.v1.BackfillPreference
-	(AllocationKind)(0),           // 4: huitian.v1.AllocationKind
-	(Policy)(0),                   // 5: huitian.v1.Policy
-	(FragmentClass)(0),            // 6: huitian.v1.FragmentClass
-	(PreemptionAction)(0),         // 7: huitian.v1.PreemptionAction
-	(PendingReason)(0),            // 8: huitian.v1.PendingReason
-	(JobEventKind)(0),             // 9: huitian.v1.JobEventKind
-	(ExitState)(0),                // 10: huitian.v1.ExitState
-	(JobState)(0),                 // 11: huitian.v1.JobState
-	(TraceFormat)(0),              // 12: huitian.v1.TraceFormat
-	(*PlanRequest)(nil),           // 13: huitian.v1.PlanRequest
-	(*Cluster)(nil),               // 14: huitian.v1.Cluster
-	(*Domain)(nil),                // 15: huitian.v1.Domain
-	(*Node)(nil),                  // 16: huitian.v1.Node
-	(*Card)(nil),                  // 17: huitian.v1.Card
-	(*NvLink)(nil),                // 18: huitian.v1.NvLink
-	(*CardRef)(nil),               // 19: huitian.v1.CardRef
-	(*JobSpec)(nil),               // 20: huitian.v1.JobSpec
-	(*RunningJob)(nil),            // 21: huitian.v1.RunningJob
-	(*PlanOptions)(nil),           // 22: huitian.v1.PlanOptions
-	(*PlanResponse)(nil),          // 23: huitian.v1.PlanResponse
-	(*Start)(nil),                 // 24: huitian.v1.Start
-	(*Reservation)(nil),           // 25: huitian.v1.Reservation
-	(*Preemption)(nil),            // 26: huitian.v1.Preemption
-	(*Pending)(nil),               // 27: huitian.v1.Pending
-	(*SolverStats)(nil),           // 28: huitian.v1.SolverStats
-	(*JobEvent)(nil),              // 29: huitian.v1.JobEvent
-	(*ReportEventsRequest)(nil),   // 30: huitian.v1.ReportEventsRequest
-	(*ReportEventsResponse)(nil),  // 31: huitian.v1.ReportEventsResponse
-	(*GetJobInsightRequest)(nil),  // 32: huitian.v1.GetJobInsightRequest
-	(*GetJobInsightResponse)(nil), // 33: huitian.v1.GetJobInsightResponse
-	(*RuntimeEstimate)(nil),       // 34: huitian.v1.RuntimeEstimate
-	(*JobInsight)(nil),            // 35: huitian.v1.JobInsight
-	(*ClusterShape)(nil),          // 36: huitian.v1.ClusterShape
-	(*WhatIfRequest)(nil),         // 37: huitian.v1.WhatIfRequest
-	(*WhatIfResponse)(nil),        // 38: huitian.v1.WhatIfResponse
-	(*WhatIfProgress)(nil),        // 39: huitian.v1.WhatIfProgress
-	(*WhatIfComparison)(nil),      // 40: huitian.v1.WhatIfComparison
-	(*PolicyResult)(nil),          // 41: huitian.v1.PolicyResult
-	(*GetStatusRequest)(nil),      // 42: huitian.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),     // 43: huitian.v1.GetStatusResponse
-	(*TunerParameters)(nil),       // 44: huitian.v1.TunerParameters
-	(*BackfillMeasures)(nil),      // 45: huitian.v1.BackfillMeasures
-	(*FragmentSummary)(nil),       // 46: huitian.v1.FragmentSummary
-	(*timestamppb.Timestamp)(nil), // 47: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
+	(DomainKind)(0),                // 0: huitian.v1.DomainKind
+	(Topology)(0),                  // 1: huitian.v1.Topology
+	(Comm)(0),                      // 2: huitian.v1.Comm
+	(BackfillPreference)(0),        // 3: huitian.v1.BackfillPreference
+	(AllocationKind)(0),            // 4: huitian.v1.AllocationKind
+	(Policy)(0),                    // 5: huitian.v1.Policy
+	(FragmentClass)(0),             // 6: huitian.v1.FragmentClass
+	(PreemptionAction)(0),          // 7: huitian.v1.PreemptionAction
+	(PendingReason)(0),             // 8: huitian.v1.PendingReason
+	(JobEventKind)(0),              // 9: huitian.v1.JobEventKind
+	(ExitState)(0),                 // 10: huitian.v1.ExitState
+	(JobState)(0),                  // 11: huitian.v1.JobState
+	(TraceFormat)(0),               // 12: huitian.v1.TraceFormat
+	(*PlanRequest)(nil),            // 13: huitian.v1.PlanRequest
+	(*Cluster)(nil),                // 14: huitian.v1.Cluster
+	(*Domain)(nil),                 // 15: huitian.v1.Domain
+	(*Node)(nil),                   // 16: huitian.v1.Node
+	(*Card)(nil),                   // 17: huitian.v1.Card
+	(*NvLink)(nil),                 // 18: huitian.v1.NvLink
+	(*CardRef)(nil),                // 19: huitian.v1.CardRef
+	(*JobSpec)(nil),                // 20: huitian.v1.JobSpec
+	(*RunningJob)(nil),             // 21: huitian.v1.RunningJob
+	(*PlanOptions)(nil),            // 22: huitian.v1.PlanOptions
+	(*PlanResponse)(nil),           // 23: huitian.v1.PlanResponse
+	(*Start)(nil),                  // 24: huitian.v1.Start
+	(*Reservation)(nil),            // 25: huitian.v1.Reservation
+	(*Preemption)(nil),             // 26: huitian.v1.Preemption
+	(*Pending)(nil),                // 27: huitian.v1.Pending
+	(*SolverStats)(nil),            // 28: huitian.v1.SolverStats
+	(*JobEvent)(nil),               // 29: huitian.v1.JobEvent
+	(*ReportEventsRequest)(nil),    // 30: huitian.v1.ReportEventsRequest
+	(*ReportEventsResponse)(nil),   // 31: huitian.v1.ReportEventsResponse
+	(*GetJobInsightRequest)(nil),   // 32: huitian.v1.GetJobInsightRequest
+	(*GetJobInsightResponse)(nil),  // 33: huitian.v1.GetJobInsightResponse
+	(*RuntimeEstimate)(nil),        // 34: huitian.v1.RuntimeEstimate
+	(*JobInsight)(nil),             // 35: huitian.v1.JobInsight
+	(*ClusterShape)(nil),           // 36: huitian.v1.ClusterShape
+	(*WhatIfRequest)(nil),          // 37: huitian.v1.WhatIfRequest
+	(*WhatIfResponse)(nil),         // 38: huitian.v1.WhatIfResponse
+	(*WhatIfProgress)(nil),         // 39: huitian.v1.WhatIfProgress
+	(*WhatIfComparison)(nil),       // 40: huitian.v1.WhatIfComparison
+	(*PolicyResult)(nil),           // 41: huitian.v1.PolicyResult
+	(*GetStatusRequest)(nil),       // 42: huitian.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),      // 43: huitian.v1.GetStatusResponse
+	(*TunerParameters)(nil),        // 44: huitian.v1.TunerParameters
+	(*BackfillMeasures)(nil),       // 45: huitian.v1.BackfillMeasures
+	(*FragmentSummary)(nil),        // 46: huitian.v1.FragmentSummary
+	(*timestamppb.Timestamp)(nil),  // 47: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
+	(*wrapperspb.DoubleValue)(nil), // 49: google.protobuf.DoubleValue
 }
 var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	47, // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
@@ -4434,23 +4435,26 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	45, // 81: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
 	46, // 82: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
 	48, // 83: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	48, // 84: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	6,  // 85: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13, // 86: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30, // 87: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32, // 88: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37, // 89: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	42, // 90: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23, // 91: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31, // 92: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33, // 93: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38, // 94: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	43, // 95: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	91, // [91:96] is the sub-list for method output_type
-	86, // [86:91] is the sub-list for method input_type
-	86, // [86:86] is the sub-list for extension type_name
-	86, // [86:86] is the sub-list for extension extendee
-	0,  // [0:86] is the sub-list for field type_name
+	49, // 84: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	49, // 85: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	48, // 86: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	49, // 87: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	6,  // 88: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13, // 89: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30, // 90: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32, // 91: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37, // 92: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	42, // 93: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23, // 94: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31, // 95: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33, // 96: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38, // 97: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	43, // 98: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	94, // [94:99] is the sub-list for method output_type
+	89, // [89:94] is the sub-list for method input_type
+	89, // [89:89] is the sub-list for extension type_name
+	89, // [89:89] is the sub-list for extension extendee
+	0,  // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -4469,7 +4473,6 @@ func file_huitian_v1_huitian_proto_init() {
 		(*WhatIfResponse_Progress)(nil),
 		(*WhatIfResponse_Comparison)(nil),
 	}
-	file_huitian_v1_huitian_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/huitian/huitian/client"
+	"github.com/huitian/huitian/model"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/server"
+	"github.com/huitian/huitian/server/demo"
+)
+
+func newServeCmd() *cobra.Command {
+	cfg := server.Defaults()
+	var (
+		listen, policy, logFormat, logLevel string
+		tlsCert, tlsKey                     string
+		runDemo                             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve PlannerService over Connect, gRPC and gRPC-Web on one port",
+		Long: `Serve runs the planning service: PlannerService (Plan, ReportEvents,
+GetJobInsight, WhatIf, GetStatus) over Connect, gRPC and gRPC-Web on one
+port (HTTP/1.1 and unencrypted HTTP/2, or TLS with --tls-cert/--tls-key),
+plus gRPC health, gRPC reflection and Prometheus /metrics.
+
+Events and the last plans are stored under --data (bbolt, fsync'd before
+ReportEvents answers). SIGTERM or SIGINT drains in-flight calls, flushes
+the store and exits 0.
+
+With --demo, a built-in resource manager drives the embedded demo cluster
+through the real RPC path, so that /metrics, GetStatus and GetJobInsight
+show live answers.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
+			if err != nil {
+				return exitWith(2, err)
+			}
+			p, ok := model.ParsePolicy(policy)
+			if !ok || p == model.PolicyDefault {
+				return exitWith(2, fmt.Errorf("--default-policy: unknown policy %q (want one of %s)", policy, strings.Join(policyNames(), ", ")))
+			}
+			cfg.DefaultPolicy = p
+			if (tlsCert == "") != (tlsKey == "") {
+				return exitWith(2, errors.New("give both --tls-cert and --tls-key, or neither"))
+			}
+			if err := cfg.Validate(); err != nil {
+				return exitWith(2, err)
+			}
+			srv, err := server.New(cfg, server.WithLogger(log))
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				srv.Close()
+				return fmt.Errorf("listen: %w", err)
+			}
+			scheme := "http"
+			if tlsCert != "" {
+				scheme = "https"
+			}
+			addr := ln.Addr().String()
+			url := scheme + "://" + addr
+			if !isLoopback(ln.Addr()) && cfg.TokenFile == "" {
+				log.Warn("listening on a non-loopback address without --token-file: anyone who can reach it can plan and report events",
+					"address", addr)
+			}
+			// The one line scripts and tests parse for the bound address.
+			fmt.Fprintf(cmd.OutOrStdout(), "huitian serve: listening on %s\n", url)
+
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			if runDemo {
+				if err := startDemo(ctx, cmd.OutOrStdout(), log, url, cfg.TokenFile); err != nil {
+					ln.Close()
+					srv.Close()
+					return err
+				}
+			}
+			return srv.Serve(ctx, ln, server.ServeOptions{TLSCertFile: tlsCert, TLSKeyFile: tlsKey})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:7070", "address to listen on (port 0 picks a free port)")
+	f.StringVar(&cfg.DataDir, "data", cfg.DataDir, "folder for the store (huitian.db) and what-if traces (traces/)")
+	f.StringVar(&policy, "default-policy", cfg.DefaultPolicy.String(), "policy for requests that leave it unspecified: "+strings.Join(policyNames(), ", "))
+	f.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", cfg.MaxRequestBytes, "largest request message accepted, in bytes")
+	f.IntVar(&cfg.MaxCards, "max-cards", cfg.MaxCards, "most cards in one request's cluster")
+	f.IntVar(&cfg.MaxJobs, "max-jobs", cfg.MaxJobs, "most running plus queued jobs in one Plan request")
+	f.IntVar(&cfg.MaxEvents, "max-events", cfg.MaxEvents, "most events in one ReportEvents request")
+	f.DurationVar(&cfg.DefaultTimeBudget, "time-budget", cfg.DefaultTimeBudget, "solver time budget when a request gives none")
+	f.DurationVar(&cfg.MaxTimeBudget, "max-time-budget", cfg.MaxTimeBudget, "largest time budget a request may ask for")
+	f.Int64Var(&cfg.InsightCacheEntries, "insight-cache", cfg.InsightCacheEntries, "entries in the hot job-insight cache")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long a stop waits for in-flight calls")
+	f.StringVar(&cfg.TokenFile, "token-file", "", "file whose first line is the bearer token every call except health must carry")
+	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve TLS")
+	f.StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.BoolVar(&runDemo, "demo", false, "drive the embedded demo cluster with a built-in resource manager")
+	return cmd
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format: want text or json, got %q", format)
+}
+
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// startDemo starts the demo resource manager on the embedded example
+// cluster and prints the commands to try.
+func startDemo(ctx context.Context, out io.Writer, log *slog.Logger, url, tokenFile string) error {
+	req := &pb.PlanRequest{}
+	if err := protojson.Unmarshal(exampleSnapshot, req); err != nil {
+		return fmt.Errorf("demo: embedded snapshot: %w", err)
+	}
+	var opts []client.Option
+	auth := ""
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		tok, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		opts = append(opts, client.WithToken(tok))
+		auth = fmt.Sprintf(" -H \"Authorization: Bearer $(head -n1 %s)\"", tokenFile)
+	}
+	rm := demo.New(client.New(url, opts...), req.GetCluster(), req.GetNow().AsTime(), demo.Options{Log: log})
+	go rm.Run(ctx)
+	cid := req.GetCluster().GetId()
+	fmt.Fprintf(out, `huitian serve: demo resource manager driving cluster %q (1 s real time = 5 min simulated)
+try, in another terminal (from the repository root):
+  curl -s -X POST %[2]s/huitian.v1.PlannerService/GetStatus -H 'Content-Type: application/json'%[3]s -d '{"clusterId":"%[4]s"}'
+  curl -s -X POST %[2]s/huitian.v1.PlannerService/GetJobInsight -H 'Content-Type: application/json'%[3]s -d '{"clusterId":"%[4]s","jobId":"%[5]s"}'
+  go tool buf curl --protocol grpc --http2-prior-knowledge --schema proto%[6]s -d '{"clusterId":"%[4]s","jobId":"%[5]s"}' %[2]s/huitian.v1.PlannerService/GetJobInsight
+  go tool buf curl --protocol connect --http2-prior-knowledge%[6]s -d '{"clusterId":"%[4]s"}' %[2]s/huitian.v1.PlannerService/GetStatus
+  curl -s%[3]s %[2]s/metrics | grep '^huitian_'
+stop with Ctrl-C (the service drains and exits 0)
+`, cid, url, auth, cid, demo.FirstJobID, auth)
+	return nil
+}
