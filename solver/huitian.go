@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -31,7 +32,8 @@ type Config struct {
 	// (default 1, as EASY).
 	Depth int
 	// PendingEstimates bounds how many waiting jobs get an estimated start
-	// each cycle (default 64; each costs one sweep of the profile).
+	// each cycle (default 16; each distinct job shape costs one sweep of the
+	// profile).
 	PendingEstimates int
 	// Horizon bounds the card-seconds counted in the fragment inventory
 	// (default 24 h).
@@ -47,7 +49,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
-		Quantile: 0.8, Depth: 1, PendingEstimates: 64, Horizon: 24 * time.Hour,
+		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour,
 	}
 }
 
@@ -119,7 +121,7 @@ type resv struct {
 }
 
 func (h *Huitian) estimateOf(c *cycle, j *model.Job) jobEst {
-	key := j.User + "\x00" + j.Class + "\x00" + fmt.Sprint(j.Cards) + "\x00" + fmt.Sprint(int64(j.TimeLimit))
+	key := j.User + "\x00" + j.Class + "\x00" + strconv.Itoa(j.Cards) + "\x00" + strconv.FormatInt(int64(j.TimeLimit), 10)
 	if e, ok := c.est[key]; ok {
 		return e
 	}

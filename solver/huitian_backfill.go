@@ -174,6 +174,12 @@ func (c *cycle) protectionFits(d estimate.Dist, t int64) bool {
 // runtime at the reservation quantile, without committing it. Only the
 // first PendingEstimates jobs get one; the rest stay unknown.
 func (c *cycle) estimateStarts() {
+	// Jobs of one shape get one answer: the profile does not change here.
+	type shapeKey struct {
+		req        profile.Request
+		dur, after int64
+	}
+	cache := map[shapeKey]int64{}
 	n := 0
 	for i := range c.d.Pending {
 		p := &c.d.Pending[i]
@@ -194,7 +200,16 @@ func (c *cycle) estimateStarts() {
 		if j.Backfill == model.BackfillOptOut && len(c.resv) > 0 {
 			after = c.resv[0].t // it starts only once the jobs ahead have
 		}
-		if t, _, ok := c.prof.EarliestStart(after, d, profile.RequestOf(j)); ok {
+		key := shapeKey{req: profile.RequestOf(j), dur: d, after: after}
+		t, seen := cache[key]
+		if !seen {
+			t = -1
+			if st, _, ok := c.prof.EarliestStart(after, d, key.req); ok {
+				t = st
+			}
+			cache[key] = t
+		}
+		if t >= 0 {
 			p.EstimatedStart = c.at(t)
 		}
 	}

@@ -32,10 +32,11 @@ func NewHuitian(cfg Config, s lp.Solver) *Huitian {
 // levels are the distinct windows of the cards free now, shortest first;
 // the last level is "no reservation claims it" (Forever).
 type levels struct {
-	t     []int64       // window of each level
-	res   []int         // the reservation claiming at that window, -1 for the last
-	avail [][]int       // [node][level] free usable cards
-	of    map[int]int32 // card → level
+	sorted map[int][]int // level → nodes with free cards there, by free count then name
+	t      []int64       // window of each level
+	res    []int         // the reservation claiming at that window, -1 for the last
+	avail  [][]int       // [node][level] free usable cards
+	of     map[int]int32 // card → level
 }
 
 func (c *cycle) windowLevels() *levels {
@@ -74,6 +75,31 @@ func (c *cycle) windowLevels() *levels {
 		}
 	}
 	return lv
+}
+
+// byFree returns the nodes with free cards at level ≥ l, fewest first,
+// then in name order.
+func (lv *levels) byFree(c *cycle, l int) []int {
+	if o, ok := lv.sorted[l]; ok {
+		return o
+	}
+	var o []int
+	for n := range lv.avail {
+		if atLeast(lv.avail[n], l) > 0 {
+			o = append(o, n)
+		}
+	}
+	slices.SortFunc(o, func(a, b int) int {
+		if x := cmp.Compare(atLeast(lv.avail[a], l), atLeast(lv.avail[b], l)); x != 0 {
+			return x
+		}
+		return cmp.Compare(c.prof.NodeRank(a), c.prof.NodeRank(b))
+	})
+	if lv.sorted == nil {
+		lv.sorted = map[int][]int{}
+	}
+	lv.sorted[l] = o
+	return o
 }
 
 func atLeast(a []int, l int) int {
@@ -293,18 +319,31 @@ func (c *cycle) options(cd *candidate, lv *levels, frag func(int, int) float64, 
 		singleNode = false
 	}
 	if singleNode {
-		for n := range lv.avail {
-			f := c.modelFree(n, l, lv, j.CardModel)
-			if f >= j.Cards && (j.Topology != model.TopologySameIsland || c.islandFree(n, l, lv, j.CardModel) >= j.Cards) {
-				fits = append(fits, nodeFit{n, f})
+		if j.CardModel == "" {
+			// Nodes by free cards at this level, then name: the first that
+			// hold the job are the best fits.
+			order := lv.byFree(c, l)
+			i, _ := slices.BinarySearchFunc(order, j.Cards, func(n int, k int) int { return cmp.Compare(atLeast(lv.avail[n], l), k) })
+			for ; i < len(order) && len(fits) < c.h.cfg.MaxOptions; i++ {
+				n := order[i]
+				if j.Topology != model.TopologySameIsland || c.islandFree(n, l, lv, "") >= j.Cards {
+					fits = append(fits, nodeFit{n, atLeast(lv.avail[n], l)})
+				}
 			}
+		} else {
+			for n := range lv.avail {
+				f := c.modelFree(n, l, lv, j.CardModel)
+				if f >= j.Cards && (j.Topology != model.TopologySameIsland || c.islandFree(n, l, lv, j.CardModel) >= j.Cards) {
+					fits = append(fits, nodeFit{n, f})
+				}
+			}
+			slices.SortFunc(fits, func(a, b nodeFit) int {
+				if x := cmp.Compare(a.free, b.free); x != 0 {
+					return x
+				}
+				return cmp.Compare(c.prof.NodeRank(a.n), c.prof.NodeRank(b.n))
+			})
 		}
-		slices.SortFunc(fits, func(a, b nodeFit) int {
-			if x := cmp.Compare(a.free, b.free); x != 0 {
-				return x
-			}
-			return cmp.Compare(c.lay.Nodes[a.n].Name, c.lay.Nodes[b.n].Name)
-		})
 	}
 	var opts []lp.Opt
 	for _, f := range fits {

@@ -3,6 +3,7 @@ package estimate
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -134,7 +135,7 @@ func (e *errRing) rate() (float64, int) {
 
 func levels(user, class string, cards int) [5]string {
 	return [5]string{
-		fmt.Sprintf("uc\x00%s\x00%s\x00%d", user, class, cards),
+		"uc\x00" + user + "\x00" + class + "\x00" + strconv.Itoa(cards),
 		"uc\x00" + user + "\x00" + class,
 		"u\x00" + user,
 		"c\x00" + class,

@@ -53,6 +53,11 @@ type Profile struct {
 	wins      []int64
 	freeDirty bool
 
+	ix index
+
+	gen, baseGen int64 // state version, and the version base was built at
+	base         []baseEvent
+
 	usable int              // usable cards, -1 until counted
 	fits   map[Request]bool // CanEverFit cache
 
@@ -80,6 +85,7 @@ func New(lay *model.Layout) *Profile {
 	}
 	p.ngroups = int(ns)
 	p.sc.init(lay, p.ngroups)
+	p.ix.init(lay)
 	return p
 }
 
@@ -90,9 +96,22 @@ func (p *Profile) Layout() *model.Layout { return p.lay }
 // A later Hold of the same card extends the busy time.
 func (p *Profile) Hold(card int, until int64) {
 	if until > p.rel[card] {
+		if p.FreeNow(card) {
+			p.noteBusy(card)
+		}
 		p.rel[card] = until
 		p.freeDirty = true
+		p.gen++
 	}
+}
+
+// noteBusy updates the index for a free card about to become busy now.
+func (p *Profile) noteBusy(card int) {
+	dd := int32(0)
+	if len(p.spans[card]) > 0 {
+		dd = -1
+	}
+	p.ix.change(p.lay.Cards[card].Node, -1, dd)
 }
 
 // Release returns when the card's current busy time ends: 0 when it is free now.
@@ -160,8 +179,12 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 	}
 	for _, c := range cards {
 		if start == 0 {
+			p.noteBusy(c)
 			p.rel[c] = end
 		} else {
+			if p.FreeNow(c) && len(p.spans[c]) == 0 {
+				p.ix.change(p.lay.Cards[c].Node, 0, 1)
+			}
 			i, _ := slices.BinarySearchFunc(p.spans[c], start, func(s span, t int64) int {
 				switch {
 				case s.start < t:
@@ -175,6 +198,7 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 		}
 	}
 	p.freeDirty = true
+	p.gen++
 	return nil
 }
 
@@ -226,6 +250,9 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 
 // FitNowWhere is FitNow on the cards allow accepts (all when nil).
 func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool) ([]int, Outcome) {
+	if cards, out, ok := p.fastFit(dur, req, allow); ok {
+		return cards, out
+	}
 	p.refreshFree()
 	if len(p.free) < req.Cards {
 		return nil, NoCards
@@ -330,3 +357,6 @@ func (p *Profile) CanEverFit(req Request) bool {
 // Group returns a node's switch group: its leaf switch's index, or a group
 // of its own (numbered after the switches) for a node under no switch.
 func (p *Profile) Group(node int) int32 { return p.group[node] }
+
+// NodeRank returns a node's position in name order.
+func (p *Profile) NodeRank(node int) int32 { return p.ix.rank[node] }

@@ -233,3 +233,41 @@ func TestBestFit(t *testing.T) {
 		})
 	}
 }
+
+// TestFastFitMatchesScan: the node index picks exactly the cards a scan of
+// every free card picks (an allow filter that accepts everything forces
+// the scan).
+func TestFastFitMatchesScan(t *testing.T) {
+	all := func(int) bool { return true }
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomCluster(t)
+		lay := c.Layout()
+		p := New(lay)
+		for card := range lay.Cards {
+			if rapid.Bool().Draw(t, "busy") {
+				p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
+			}
+		}
+		for i := range rapid.IntRange(0, 3).Draw(t, "reservations") {
+			req := randomRequest(t, fmt.Sprintf("res%d", i))
+			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
+			if st, cards, ok := p.EarliestStart(1, dur, req); ok {
+				_ = p.Reserve(cards, st, st+dur)
+			}
+		}
+		for i := range rapid.IntRange(1, 6).Draw(t, "jobs") {
+			req := randomRequest(t, fmt.Sprintf("job%d", i))
+			dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
+			fast, fo := p.FitNow(dur, req)
+			slow, so := p.FitNowWhere(dur, req, all)
+			if fo != so || !slices.Equal(fast, slow) {
+				t.Fatalf("index: %v %v, scan: %v %v", fo, fast, so, slow)
+			}
+			if fo == Fits && rapid.Bool().Draw(t, "start") {
+				if err := p.Reserve(fast, 0, dur); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -29,14 +29,14 @@ func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, car
 	if req.Cards <= 0 || dur <= 0 {
 		return 0, nil, false
 	}
-	evs := p.events(after, dur, req)
+	it := p.eventsFrom(after, dur, req)
 	f := newFeasibility(p, req)
 	defer f.reset()
-	for i := 0; i < len(evs); {
-		t := evs[i].t
+	for it.more() {
+		t := it.peek().t
 		added := false
-		for ; i < len(evs) && evs[i].t == t; i++ {
-			e := evs[i]
+		for it.more() && it.peek().t == t {
+			e := it.next()
 			f.update(int(e.card), e.add)
 			added = added || e.add
 		}
@@ -73,11 +73,88 @@ func (p *Profile) freeSince(c int, t int64) int64 {
 	return since
 }
 
-func (p *Profile) events(after, dur int64, req Request) []event {
-	var evs []event
+// eventIter merges two sorted event streams: the cards with no
+// reservation (one entry each: free from their release on, forever),
+// cached per profile state, and the events of cards with reservations,
+// built per call. Base times before after are raised to after.
+type eventIter struct {
+	p     *Profile
+	after int64
+	req   Request
+	base  []baseEvent
+	i     int
+	extra []event
+	j     int
+	cur   event
+	ok    bool
+}
+
+type baseEvent struct {
+	t    int64
+	card int32
+}
+
+func (it *eventIter) fill() {
+	for !it.ok {
+		var b *baseEvent
+		for it.i < len(it.base) {
+			cand := &it.base[it.i]
+			if it.req.Model == "" || model.ModelAccepts(it.req.Model, it.p.lay.Cards[cand.card].Model) {
+				b = cand
+				break
+			}
+			it.i++
+		}
+		var x *event
+		if it.j < len(it.extra) {
+			x = &it.extra[it.j]
+		}
+		switch {
+		case b == nil && x == nil:
+			return
+		case x == nil || b != nil && max(b.t, it.after) < x.t ||
+			b != nil && max(b.t, it.after) == x.t && x.add: // leave before enter
+			it.cur = event{t: max(b.t, it.after), card: b.card, add: true}
+			it.i++
+		default:
+			it.cur = *x
+			it.j++
+		}
+		it.ok = true
+	}
+}
+
+func (it *eventIter) more() bool  { it.fill(); return it.ok }
+func (it *eventIter) peek() event { it.fill(); return it.cur }
+func (it *eventIter) next() event { it.fill(); it.ok = false; return it.cur }
+
+// baseEvents returns the usable cards without reservations, by release
+// time, cached until the profile changes.
+func (p *Profile) baseEvents() []baseEvent {
+	if p.baseGen == p.gen && p.base != nil {
+		return p.base
+	}
+	p.base = p.base[:0]
+	for c := range p.rel {
+		if p.lay.Cards[c].Usable && len(p.spans[c]) == 0 {
+			p.base = append(p.base, baseEvent{p.rel[c], int32(c)})
+		}
+	}
+	slices.SortFunc(p.base, func(a, b baseEvent) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.card, b.card)
+	})
+	p.baseGen = p.gen
+	return p.base
+}
+
+func (p *Profile) eventsFrom(after, dur int64, req Request) *eventIter {
+	it := &eventIter{p: p, after: after, req: req, base: p.baseEvents()}
 	for c := range p.rel {
 		loc := &p.lay.Cards[c]
-		if !loc.Usable || !model.ModelAccepts(req.Model, loc.Model) {
+		if len(p.spans[c]) == 0 || !loc.Usable || !model.ModelAccepts(req.Model, loc.Model) {
 			continue
 		}
 		gs := p.rel[c]
@@ -92,9 +169,9 @@ func (p *Profile) events(after, dur int64, req Request) []event {
 				hi = ge - dur
 			}
 			if lo <= hi {
-				evs = append(evs, event{t: lo, card: int32(c), add: true})
+				it.extra = append(it.extra, event{t: lo, card: int32(c), add: true})
 				if hi != Forever {
-					evs = append(evs, event{t: hi + 1, card: int32(c)})
+					it.extra = append(it.extra, event{t: hi + 1, card: int32(c)})
 				}
 			}
 			if i < len(p.spans[c]) {
@@ -102,7 +179,7 @@ func (p *Profile) events(after, dur int64, req Request) []event {
 			}
 		}
 	}
-	slices.SortFunc(evs, func(a, b event) int {
+	slices.SortFunc(it.extra, func(a, b event) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
@@ -114,7 +191,7 @@ func (p *Profile) events(after, dur int64, req Request) []event {
 		}
 		return cmp.Compare(a.card, b.card)
 	})
-	return evs
+	return it
 }
 
 // feasibility keeps the counters that tell whether the set of cards can
