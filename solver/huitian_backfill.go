@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/estimate"
@@ -87,6 +88,10 @@ func (c *cycle) backfill(j *model.Job) {
 	req := profile.RequestOf(j)
 	if !c.prof.CanEverFit(req) {
 		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold %s", describe(req))
+		return
+	}
+	if c.prof.FreeCount() < j.Cards {
+		c.pending(j, model.PendingResources, "%s", "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
 		return
 	}
 	e := c.h.estimateOf(c, j)

@@ -267,14 +267,12 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 	for _, ch := range out.Choices {
 		cd := &cs[ch.Cand]
 		op := in.Cands[ch.Cand].Opts[ch.Opt]
-		nodes := map[int32]bool{}
+		nodes := make([]int32, 0, len(ch.Take))
 		for n := range ch.Take {
-			nodes[int32(n)] = true
+			nodes = append(nodes, int32(n))
 		}
-		minLevel := int32(op.Level)
-		allow := func(id int) bool { return nodes[c.lay.Cards[id].Node] && lv.of[id] >= minLevel }
-		dur := lv.t[op.Level]
-		cards, fit := c.prof.FitNowWhere(dur, cd.req, allow)
+		// Cards of level ≥ L are those whose window is at least T_L.
+		cards, fit := c.prof.FitNowOn(lv.t[op.Level], cd.req, nodes)
 		if fit != profile.Fits {
 			continue
 		}

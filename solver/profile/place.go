@@ -9,10 +9,11 @@ import (
 
 // scratch holds per-call working memory, sized once per profile.
 type scratch struct {
-	cands  []int
-	key    []int64 // per card: placement preference, smaller first
-	nodes  []nodeGroup
-	picked []int
+	cands   []int
+	onNodes []int
+	key     []int64 // per card: placement preference, smaller first
+	nodes   []nodeGroup
+	picked  []int
 
 	nodeCnt   []int32 // sweep counters
 	islandCnt []int32

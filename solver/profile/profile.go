@@ -180,10 +180,17 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 	for _, c := range cards {
 		if start == 0 {
 			p.noteBusy(c)
+			p.dropFree(c)
 			p.rel[c] = end
 		} else {
-			if p.FreeNow(c) && len(p.spans[c]) == 0 {
-				p.ix.change(p.lay.Cards[c].Node, 0, 1)
+			if p.FreeNow(c) {
+				if len(p.spans[c]) == 0 {
+					p.ix.change(p.lay.Cards[c].Node, 0, 1)
+				}
+				if !p.freeDirty {
+					removeSorted(&p.wins, p.Window(c, 0))
+					defer insertWindow(p, c)
+				}
 			}
 			i, _ := slices.BinarySearchFunc(p.spans[c], start, func(s span, t int64) int {
 				switch {
@@ -197,9 +204,33 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 			p.spans[c] = slices.Insert(p.spans[c], i, span{start, end})
 		}
 	}
-	p.freeDirty = true
 	p.gen++
 	return nil
+}
+
+// dropFree removes a card that becomes busy from the free lists, when
+// they are current.
+func (p *Profile) dropFree(c int) {
+	if p.freeDirty || !p.FreeNow(c) {
+		return
+	}
+	if i, ok := slices.BinarySearch(p.free, c); ok {
+		p.free = slices.Delete(p.free, i, i+1)
+	}
+	removeSorted(&p.wins, p.Window(c, 0))
+}
+
+func removeSorted(s *[]int64, v int64) {
+	if i, ok := slices.BinarySearch(*s, v); ok {
+		*s = slices.Delete(*s, i, i+1)
+	}
+}
+
+// insertWindow puts a free card's (new) window into the sorted windows.
+func insertWindow(p *Profile, c int) {
+	w := p.Window(c, 0)
+	i, _ := slices.BinarySearch(p.wins, w)
+	p.wins = slices.Insert(p.wins, i, w)
 }
 
 func (p *Profile) refreshFree() {
@@ -264,11 +295,36 @@ func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool)
 			return nil, Claimed
 		}
 	}
-	// First on cards a reservation claims later (temporal fragments), then
-	// on all cards free long enough, shortest window first.
+	return p.fitAmong(dur, req, p.free, allow)
+}
+
+// FitNowOn is FitNow on the cards of the given nodes only.
+func (p *Profile) FitNowOn(dur int64, req Request, nodes []int32) ([]int, Outcome) {
+	ns := slices.Clone(nodes)
+	slices.Sort(ns)
+	free := p.sc.onNodes[:0]
+	for _, n := range ns {
+		nd := p.lay.Nodes[n]
+		for c := nd.First; c < nd.First+nd.Len; c++ {
+			if p.FreeNow(c) {
+				free = append(free, c)
+			}
+		}
+	}
+	p.sc.onNodes = free
+	if len(free) < req.Cards {
+		return nil, NoCards
+	}
+	return p.fitAmong(dur, req, free, nil)
+}
+
+// fitAmong places req among free (cards free now, in card order): first
+// on cards a reservation claims later (temporal fragments), then on all
+// cards free long enough, shortest window first.
+func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) bool) ([]int, Outcome) {
 	cands := p.sc.cands[:0]
 	claimed := 0
-	for _, c := range p.free {
+	for _, c := range free {
 		if !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) || allow != nil && !allow(c) {
 			continue
 		}
@@ -299,7 +355,7 @@ func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool)
 	}
 	// Tell a reservation in the way apart from a topology that cannot be met.
 	all := p.sc.cands[:0]
-	for _, c := range p.free {
+	for _, c := range free {
 		if model.ModelAccepts(req.Model, p.lay.Cards[c].Model) && (allow == nil || allow(c)) {
 			all = append(all, c)
 			p.sc.key[c] = 0
@@ -360,3 +416,6 @@ func (p *Profile) Group(node int) int32 { return p.group[node] }
 
 // NodeRank returns a node's position in name order.
 func (p *Profile) NodeRank(node int) int32 { return p.ix.rank[node] }
+
+// FreeCount returns how many usable cards are free now.
+func (p *Profile) FreeCount() int { return p.ix.total }

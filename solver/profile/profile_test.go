@@ -268,6 +268,26 @@ func TestFastFitMatchesScan(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if fo == Fits && rapid.Bool().Draw(t, "later") {
+				if st, cards, ok := p.EarliestStart(1, dur, req); ok {
+					_ = p.Reserve(cards, st, st+dur)
+				}
+			}
+			checkFreeLists(t, p)
 		}
 	})
+}
+
+// checkFreeLists: the incrementally kept free cards and windows equal a
+// rebuild.
+func checkFreeLists(t *rapid.T, p *Profile) {
+	if p.freeDirty {
+		return
+	}
+	free, wins := slices.Clone(p.free), slices.Clone(p.wins)
+	p.freeDirty = true
+	p.refreshFree()
+	if !slices.Equal(free, p.free) || !slices.Equal(wins, p.wins) {
+		t.Fatalf("kept free %v wins %v, rebuilt %v %v", free, wins, p.free, p.wins)
+	}
 }
