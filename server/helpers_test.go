@@ -143,3 +143,15 @@ func fieldViolations(t *testing.T, err error) []string {
 	}
 	return out
 }
+
+func timestampAt(d time.Duration) *timestamppb.Timestamp { return timestamppb.New(t0.Add(d)) }
+
+func httpGet(url string) (string, error) {
+	resp, err := client.NewHTTPClient(false, nil).Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}

@@ -67,6 +67,9 @@ func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
 			in.State = pb.JobState_JOB_STATE_FINISHED
 			in.Exit = pb.ExitState(rec.Exit)
 			in.Message = "finished: " + rec.Exit.String()
+			if rec.Exit == model.ExitCompleted {
+				in.Progress = 1
+			}
 		case model.EventPreempted:
 			in.State = pb.JobState_JOB_STATE_REQUEUED
 			if rec.Action == model.PreemptSuspend {
@@ -75,7 +78,8 @@ func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
 			in.Message = "preempted: " + rec.Action.String()
 		}
 	}
-	if ok && !rec.ProgressTime.IsZero() && (in.PlanTime == nil || !rec.ProgressTime.Before(in.PlanTime.AsTime())) {
+	if ok && in.State != pb.JobState_JOB_STATE_FINISHED && !rec.ProgressTime.IsZero() &&
+		(in.PlanTime == nil || !rec.ProgressTime.Before(in.PlanTime.AsTime())) {
 		in.Progress = rec.Progress
 	}
 	return in, nil
