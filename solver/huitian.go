@@ -43,13 +43,16 @@ type Config struct {
 	// the rest go to the greedy pass. MaxOptions bounds the placement
 	// options per candidate (default 8).
 	MaxCandidates, MaxOptions int
+	// ShortestFirst orders backfill candidates by predicted median runtime,
+	// shortest first, as EASY++ does (default true); false keeps queue order.
+	ShortestFirst bool
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
-		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour,
+		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour, ShortestFirst: true,
 	}
 }
 
@@ -117,7 +120,8 @@ type resv struct {
 	job   *model.Job
 	t     int64
 	cards []int
-	s     estimate.Dist // start-time distribution
+	s     estimate.Dist // start-time distribution: max(reserved time, cards free)
+	conf  float64       // P(cards free by the reserved time)
 }
 
 func (h *Huitian) estimateOf(c *cycle, j *model.Job) jobEst {
@@ -225,6 +229,16 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 			return d, nil
 		}
 		backfill = rest
+	}
+	if h.cfg.ShortestFirst {
+		// Shortest predicted runtime first (ties: queue order), as EASY++.
+		med := make(map[int]float64, len(backfill))
+		for _, idx := range backfill {
+			e := h.estimateOf(c, &s.Queued[idx])
+			med[idx] = e.dist.Quantile(0.5)
+		}
+		backfill = slices.Clone(backfill)
+		slices.SortStableFunc(backfill, func(a, b int) int { return cmp.Compare(med[a], med[b]) })
 	}
 	for _, idx := range backfill {
 		if err := ctx.Err(); err != nil {

@@ -58,7 +58,7 @@ func (c *cycle) riskOf(r *estimate.Dist, cards []int) risk {
 			}
 		}
 	}
-	conf := head.s.CDF(float64(head.t))
+	conf := head.conf
 	return risk{prob: estimate.ProbExceeds(r, &head.s) * (1 - conf)}
 }
 

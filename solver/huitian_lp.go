@@ -136,7 +136,7 @@ func (c *cycle) allowedLevel(cd *candidate, lv *levels) bool {
 			p = estimate.ProbExceeds(&cd.e.dist, &c.resv[k].s)
 		} else if len(c.resv) > 0 {
 			head := &c.resv[0]
-			p = estimate.ProbExceeds(&cd.e.dist, &head.s) * (1 - head.s.CDF(float64(head.t)))
+			p = estimate.ProbExceeds(&cd.e.dist, &head.s) * (1 - head.conf)
 		}
 		protOK := t == profile.Forever || c.protectionFits(cd.e.dist, t)
 		if protOK && (p <= cd.thr+1e-12 || j.Checkpointable && !lowRisk) {

@@ -50,7 +50,9 @@ func (c *cycle) reserve(j *model.Job) {
 	}
 	at := c.at(t)
 	conf := sd.CDF(float64(t))
-	c.resv = append(c.resv, resv{job: j, t: t, cards: cards, s: sd})
+	// The reservation starts at its reserved time, or later when its cards
+	// are late: a backfill job that ends by then delays no one.
+	c.resv = append(c.resv, resv{job: j, t: t, cards: cards, s: sd.Floor(float64(t)), conf: conf})
 	c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: c.lay.Refs(cards), Start: at, Confidence: conf})
 	c.d.Pending = append(c.d.Pending, model.Pending{
 		JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,

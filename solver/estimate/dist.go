@@ -102,6 +102,14 @@ func (d Dist) Cap(c float64) Dist {
 	return d
 }
 
+// Floor returns the distribution of max(X, f).
+func (d Dist) Floor(f float64) Dist {
+	for i := range d.Q {
+		d.Q[i] = max(d.Q[i], f)
+	}
+	return d
+}
+
 // Shift returns the distribution of X + s.
 func (d Dist) Shift(s float64) Dist {
 	for i := range d.Q {
