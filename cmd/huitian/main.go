@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newPlanCmd(),
 		newTopoCmd(),
+		newWhatifCmd(),
 		newServeCmd(),
 	)
 	return root

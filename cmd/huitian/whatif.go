@@ -1,0 +1,497 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim"
+	"github.com/huitian/huitian/sim/report"
+	"github.com/huitian/huitian/sim/trace"
+	"github.com/huitian/huitian/solver"
+)
+
+// whatifFlags are the whatif command's flags.
+type whatifFlags struct {
+	trace, format, cluster, policies, estimates, filter, reference, cycles string
+	depth                                                                  int
+	killAtLimit, asJSON                                                    bool
+	interval                                                               time.Duration
+	jobsDir, reportDir                                                     string
+}
+
+// policyRun is one policy to simulate.
+type policyRun struct {
+	name   string // as given: easy, hybrid-8, …
+	policy model.Policy
+	depth  int
+}
+
+func newWhatifCmd() *cobra.Command {
+	var f whatifFlags
+	cmd := &cobra.Command{
+		Use:   "whatif",
+		Short: "Replay a workload trace on a cluster under several policies and compare them",
+		Long: `Whatif replays a workload trace (or a synthetic workload) on a simulated
+cluster under each policy, in parallel, and compares wait, flow, bounded
+slowdown, utilization and the backfill measures.
+
+  huitian whatif --trace KTH-SP2.swf.gz --filter strong --cluster flat \
+      --policy easy,easy-sjbf,conservative --json
+  huitian whatif --trace synth:jobs=100000,seed=1,load=0.9 --cluster hgx:128 \
+      --policy easy,conservative --report out/
+
+Clusters: ` + sim.ClusterSpecs + `.
+
+A policy that is not built yet (huitian, huitian-greedy while they are in
+progress) exits with status 2; no other policy is run in its place. Bad flags
+and unreadable inputs exit with status 2 too.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWhatif(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.trace, "trace", "", "workload: a trace file, or synth:jobs=N,seed=S,load=L[,cards=C,users=U]")
+	fl.StringVar(&f.format, "format", "", "trace format: "+strings.Join(trace.Formats(), ", ")+" (default: synth for synth:…, swf for *.swf[.gz])")
+	fl.StringVar(&f.cluster, "cluster", "flat", "cluster: "+sim.ClusterSpecs)
+	fl.StringVar(&f.policies, "policy", "easy", "comma-separated policies: "+strings.Join(policyNames(), ", ")+", hybrid-N")
+	fl.IntVar(&f.depth, "depth", 0, "reservation depth of hybrid (0: its default)")
+	fl.StringVar(&f.estimates, "estimates", "user", "runtime estimates the planner gets: user (the trace's limits) or exact (actual runtimes)")
+	fl.StringVar(&f.filter, "filter", "", `SWF record filter: "" or strong (predictsim's)`)
+	fl.BoolVar(&f.killAtLimit, "kill-at-limit", true, "kill a job at its limit; false lets it run to its recorded end")
+	fl.DurationVar(&f.interval, "interval", 0, "also plan every interval (whole seconds); 0 plans on arrivals and completions only")
+	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator)")
+	fl.StringVar(&f.reference, "reference", "easy", "policy the main-job wait is compared against (when it is in the run)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
+	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
+	fl.StringVar(&f.reportDir, "report", "", "write report.md and SVG plots into this directory")
+	return cmd
+}
+
+// parsePolicies reads the --policy list; every name must be a policy the
+// solver builds.
+func parsePolicies(list string, depth int) ([]policyRun, error) {
+	var out []policyRun
+	seen := map[string]bool{}
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("--policy: %s given twice", name)
+		}
+		seen[name] = true
+		pr := policyRun{name: name, depth: depth}
+		if rest, ok := strings.CutPrefix(name, "hybrid-"); ok {
+			d, err := strconv.Atoi(rest)
+			if err != nil || d < 1 {
+				return nil, fmt.Errorf("--policy: %q: want hybrid-N with N ≥ 1", name)
+			}
+			pr.policy, pr.depth = model.PolicyHybridDepth, d
+		} else {
+			p, ok := model.ParsePolicy(name)
+			if !ok || p == model.PolicyDefault {
+				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N)", name, strings.Join(policyNames(), ", "))
+			}
+			pr.policy = p
+		}
+		if _, err := solver.New(pr.policy, pr.depth); err != nil {
+			if errors.Is(err, solver.ErrUnimplemented) {
+				return nil, fmt.Errorf("--policy: %s is not built yet (%w); nothing else is run in its place", name, err)
+			}
+			return nil, fmt.Errorf("--policy: %s: %w", name, err)
+		}
+		out = append(out, pr)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--policy: no policy given")
+	}
+	return out, nil
+}
+
+func traceFormat(path, format string) (string, error) {
+	switch {
+	case format != "":
+		return format, nil
+	case strings.HasPrefix(path, "synth:"):
+		return "synth", nil
+	case strings.HasSuffix(path, ".swf"), strings.HasSuffix(path, ".swf.gz"):
+		return "swf", nil
+	}
+	return "", fmt.Errorf("--format: cannot tell the format of %q; give one of %s", path, strings.Join(trace.Formats(), ", "))
+}
+
+func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
+	// 1. Flags and inputs: every problem here exits with status 2.
+	if f.trace == "" {
+		return exitWith(2, errors.New("--trace: give a trace file or synth:jobs=N,…"))
+	}
+	runs, err := parsePolicies(f.policies, f.depth)
+	if err != nil {
+		return exitWith(2, err)
+	}
+	est, err := sim.ParseEstimates(f.estimates)
+	if err != nil {
+		return exitWith(2, fmt.Errorf("--estimates: %w", err))
+	}
+	var cycles sim.Cycles
+	switch f.cycles {
+	case "per-time":
+	case "per-event", "pyss":
+		cycles = sim.CyclesPerEvent
+	default:
+		return exitWith(2, fmt.Errorf("--cycles: %q: want per-time or per-event", f.cycles))
+	}
+	if f.interval < 0 || f.interval%time.Second != 0 {
+		return exitWith(2, fmt.Errorf("--interval: %v: want whole seconds ≥ 0", f.interval))
+	}
+	format, err := traceFormat(f.trace, f.format)
+	if err != nil {
+		return exitWith(2, err)
+	}
+	stderr := cmd.ErrOrStderr()
+	start := time.Now()
+	tr, err := trace.Open(f.trace, format, trace.Options{Filter: f.filter})
+	if err != nil {
+		return exitWith(2, err)
+	}
+	fmt.Fprintf(stderr, "trace: %s (%s): %d jobs of %d records read in %.1f s; dropped: %s\n",
+		f.trace, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), dropped(tr.Dropped))
+	if len(tr.Jobs) == 0 {
+		return exitWith(2, fmt.Errorf("--trace: %s: no jobs left to replay", f.trace))
+	}
+	probe, err := sim.ParseCluster(f.cluster, tr.MaxCards)
+	if err != nil {
+		var verr *model.ValidationError
+		if errors.As(err, &verr) {
+			for _, p := range verr.Problems {
+				fmt.Fprintln(stderr, p)
+			}
+		}
+		return exitWith(2, fmt.Errorf("--cluster: %w", err))
+	}
+	lay := probe.Layout()
+
+	// 2. One goroutine per policy, at most GOMAXPROCS at once; each has its
+	// own planner and its own cluster.
+	bar := newBar(stderr, int64(len(tr.Jobs))*int64(len(runs)))
+	results := make([]*sim.Result, len(runs))
+	walls := make([]time.Duration, len(runs))
+	ctx, cancel := context.WithCancelCause(cmd.Context())
+	defer cancel(nil)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, pr := range runs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
+			t0 := time.Now()
+			res, err := simulate(ctx, tr, pr, f, est, cycles, bar)
+			if err != nil {
+				cancel(fmt.Errorf("%s: %w", pr.name, err))
+				return
+			}
+			results[i], walls[i] = res, time.Since(t0)
+		})
+	}
+	wg.Wait()
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	for i, pr := range runs {
+		fmt.Fprintf(stderr, "%s: %d cycles in %.2f s\n", pr.name, results[i].Summary.Cycles, walls[i].Seconds())
+	}
+
+	// 3. Compare and write.
+	deltas := mainWaitDeltas(runs, results, f.reference)
+	if deltas == nil && cmd.Flags().Changed("reference") {
+		fmt.Fprintf(stderr, "--reference %s is not among the policies run: main_wait_delta_s is null\n", f.reference)
+	}
+	out := whatifOutput{
+		Trace: traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
+			MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes},
+		Cluster: clusterInfo{Spec: f.cluster, Nodes: len(lay.Nodes), Cards: len(lay.Cards)},
+		Cycles:  cycles.String(), Reference: f.reference,
+	}
+	for i, pr := range runs {
+		out.Results = append(out.Results, toRow(pr.name, est, results[i].Summary, deltas[i]))
+	}
+	if f.jobsDir != "" {
+		if err := writeJobCSVs(f.jobsDir, runs, est, results); err != nil {
+			return err
+		}
+	}
+	if f.reportDir != "" {
+		if err := writeReport(f, format, est, cycles, tr, lay, runs, results, deltas); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	return writeResultTable(cmd.OutOrStdout(), out.Results)
+}
+
+func simulate(ctx context.Context, tr *trace.Trace, pr policyRun, f *whatifFlags, est sim.Estimates, cycles sim.Cycles, bar *progressbar.ProgressBar) (*sim.Result, error) {
+	pl, err := solver.New(pr.policy, pr.depth)
+	if err != nil {
+		return nil, err
+	}
+	c, err := sim.ParseCluster(f.cluster, tr.MaxCards)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{
+		Cluster:     c,
+		Options:     model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
+		Estimates:   est,
+		KeepOverrun: !f.killAtLimit,
+		Interval:    f.interval,
+		Cycles:      cycles,
+		Series:      f.reportDir != "",
+	}
+	if bar != nil {
+		cfg.Progress = func(n int) { _ = bar.Add(n) }
+	}
+	return sim.Run(ctx, tr.Jobs, pl, cfg)
+}
+
+// newBar returns a progress bar on w when w is a terminal, else nil.
+func newBar(w io.Writer, total int64) *progressbar.ProgressBar {
+	fd, ok := w.(interface{ Fd() uintptr })
+	if !ok || !term.IsTerminal(int(fd.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("simulating"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func dropped(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mainWaitDeltas compares each run's main-job wait with the reference
+// policy's; nil when the reference is not in the run.
+func mainWaitDeltas(runs []policyRun, results []*sim.Result, reference string) []*float64 {
+	deltas := make([]*float64, len(runs))
+	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == reference })
+	if ref < 0 || results[ref].Summary.MainAvgWait == nil {
+		return deltas
+	}
+	base := *results[ref].Summary.MainAvgWait
+	for i, r := range results {
+		if w := r.Summary.MainAvgWait; w != nil {
+			d := *w - base
+			deltas[i] = &d
+		}
+	}
+	return deltas
+}
+
+type whatifOutput struct {
+	Trace     traceInfo   `json:"trace"`
+	Cluster   clusterInfo `json:"cluster"`
+	Cycles    string      `json:"cycles"`
+	Reference string      `json:"reference"`
+	Results   []resultRow `json:"results"`
+}
+
+type traceInfo struct {
+	Path     string         `json:"path"`
+	Format   string         `json:"format"`
+	Filter   string         `json:"filter,omitempty"`
+	Jobs     int            `json:"jobs"`
+	Records  int            `json:"records"`
+	MaxCards int            `json:"max_cards"`
+	Dropped  map[string]int `json:"dropped"`
+	Notes    []string       `json:"notes"`
+}
+
+type clusterInfo struct {
+	Spec  string `json:"spec"`
+	Nodes int    `json:"nodes"`
+	Cards int    `json:"cards"`
+}
+
+// resultRow is one policy's line of the comparison. Fields that do not
+// apply are null.
+type resultRow struct {
+	Policy                 string   `json:"policy"`
+	Estimates              string   `json:"estimates"`
+	Jobs                   int      `json:"jobs"`
+	NeverStarted           int      `json:"never_started"`
+	AvgWait                float64  `json:"avg_wait_s"`
+	MedianWait             float64  `json:"median_wait_s"`
+	P95Wait                float64  `json:"p95_wait_s"`
+	AvgBSLD                float64  `json:"avg_bsld"`
+	AvgFlow                float64  `json:"avg_flow_s"`
+	Utilization            float64  `json:"utilization"`
+	Makespan               int64    `json:"makespan_s"`
+	RegularStarts          int      `json:"regular_starts"`
+	BackfillStarts         int      `json:"backfill_starts"`
+	BackfillCompletionRate *float64 `json:"backfill_completion_rate"`
+	BackfillUtilization    *float64 `json:"backfill_utilization"`
+	MainWaitDelta          *float64 `json:"main_wait_delta_s"`
+	Preemptions            int      `json:"preemptions"`
+	LostCardSeconds        float64  `json:"lost_card_seconds"`
+	Cycles                 int      `json:"cycles"`
+}
+
+func toRow(name string, est sim.Estimates, s sim.Summary, delta *float64) resultRow {
+	return resultRow{
+		Policy: name, Estimates: est.String(), Jobs: s.Jobs, NeverStarted: s.NeverStarted,
+		AvgWait: s.AvgWait, MedianWait: s.MedianWait, P95Wait: s.P95Wait, AvgBSLD: s.AvgBSLD, AvgFlow: s.AvgFlow,
+		Utilization: s.Utilization, Makespan: s.Makespan, RegularStarts: s.RegularStarts, BackfillStarts: s.BackfillStarts,
+		BackfillCompletionRate: s.BackfillCompletionRate, BackfillUtilization: s.BackfillUtilization,
+		MainWaitDelta: delta, Preemptions: s.Preemptions, LostCardSeconds: s.LostCardSeconds, Cycles: s.Cycles,
+	}
+}
+
+func writeResultTable(w io.Writer, rows []resultRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\testimates\tjobs\tavg wait s\tp95 wait s\tavg flow s\tavg bsld\tutil\tbackfill starts\tbf completion\tmain-wait Δ s\tpreemptions\t")
+	opt := func(p *float64, format string) string {
+		if p == nil {
+			return "–"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t%.3f\t%d\t%s\t%s\t%d\t\n",
+			r.Policy, r.Estimates, r.Jobs, r.AvgWait, r.P95Wait, r.AvgFlow, r.AvgBSLD, r.Utilization,
+			r.BackfillStarts, opt(r.BackfillCompletionRate, "%.3f"), opt(r.MainWaitDelta, "%+.0f"), r.Preemptions)
+	}
+	return tw.Flush()
+}
+
+func runFile(pr policyRun, est sim.Estimates) string {
+	name := pr.name
+	if est == sim.EstimatesExact {
+		name += "-exact"
+	}
+	return name
+}
+
+// writeJobCSVs writes DIR/<policy>.csv: a row per job, times in trace
+// seconds, start and end empty for a job that never ran.
+func writeJobCSVs(dir string, runs []policyRun, est sim.Estimates, results []*sim.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--jobs: %w", err)
+	}
+	for i, pr := range runs {
+		path := filepath.Join(dir, runFile(pr, est)+".csv")
+		if err := writeJobCSV(path, results[i].Jobs); err != nil {
+			return fmt.Errorf("--jobs: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeJobCSV(path string, jobs []sim.JobResult) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w := csv.NewWriter(f)
+	if err := w.Write([]string{"id", "submit", "start", "end", "cards", "kind", "preemptions"}); err != nil {
+		return err
+	}
+	opt := func(v int64) string {
+		if v < 0 {
+			return ""
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	for _, j := range jobs {
+		kind := j.Kind.String()
+		if j.Start < 0 {
+			kind = ""
+		}
+		rec := []string{j.ID, strconv.FormatInt(j.Submit, 10), opt(j.Start), opt(j.End), strconv.Itoa(j.Cards), kind, strconv.Itoa(j.Preemptions)}
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+func writeReport(f *whatifFlags, format string, est sim.Estimates, cycles sim.Cycles, tr *trace.Trace, lay *model.Layout,
+	runs []policyRun, results []*sim.Result, deltas []*float64) error {
+	about := []string{
+		fmt.Sprintf("trace `%s` (%s%s): %d jobs of %d records; dropped: %s", f.trace, format, filterNote(f.filter), len(tr.Jobs), tr.Records, dropped(tr.Dropped)),
+		fmt.Sprintf("cluster `%s`: %d nodes, %d cards", f.cluster, len(lay.Nodes), len(lay.Cards)),
+		fmt.Sprintf("estimates: %s; jobs past their limit: %s; cycles: %s%s", est, map[bool]string{true: "killed", false: "kept running"}[f.killAtLimit], cycles, intervalNote(f.interval)),
+		fmt.Sprintf("main-wait reference: %s", f.reference),
+	}
+	for _, n := range tr.Notes {
+		about = append(about, "trace note: "+n)
+	}
+	rr := make([]report.Run, len(runs))
+	for i, pr := range runs {
+		rr[i] = report.Run{Label: runFile(pr, est), Result: results[i], MainWaitDelta: deltas[i]}
+	}
+	if err := report.Write(f.reportDir, "What-if: "+filepath.Base(f.trace), about, rr); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	return nil
+}
+
+func filterNote(filter string) string {
+	if filter == "" {
+		return ""
+	}
+	return ", " + filter + " filter"
+}
+
+func intervalNote(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return ", and every " + d.String()
+}
