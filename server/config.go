@@ -46,8 +46,8 @@ func Defaults() Config {
 		MaxCards:            65536,
 		MaxJobs:             100000,
 		MaxEvents:           10000,
-		DefaultTimeBudget:   time.Second,
-		MaxTimeBudget:       30 * time.Second,
+		DefaultTimeBudget:   50 * time.Millisecond,
+		MaxTimeBudget:       10 * time.Second,
 		InsightCacheEntries: 100000,
 		ShutdownTimeout:     30 * time.Second,
 	}

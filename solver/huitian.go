@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -70,6 +69,11 @@ type Huitian struct {
 	cfg  Config
 	mem  memory
 	lp   lp.Solver // nil: greedy placement
+
+	// est caches estimates while the history has estAt jobs: a cache of a
+	// pure function of the memory, so Plan stays a function of its inputs.
+	est   map[estKey]jobEst
+	estAt int
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -102,7 +106,6 @@ type cycle struct {
 	holder    []int
 	runDist   []estimate.Dist // remaining time of running jobs, as held in the profile
 	startDist []estimate.Dist // runtime of jobs started this cycle
-	est       map[string]jobEst
 	resv      []resv
 	claimBy   []int32 // per card: the reservation with the earliest claim, -1 none
 	classes   fragment.Classes
@@ -124,15 +127,27 @@ type resv struct {
 	conf  float64       // P(cards free by the reserved time)
 }
 
-func (h *Huitian) estimateOf(c *cycle, j *model.Job) jobEst {
-	key := j.User + "\x00" + j.Class + "\x00" + strconv.Itoa(j.Cards) + "\x00" + strconv.FormatInt(int64(j.TimeLimit), 10)
-	if e, ok := c.est[key]; ok {
+// estKey is what a runtime estimate depends on besides the history.
+type estKey struct {
+	user, class string
+	cards       int
+	limit       time.Duration
+}
+
+// estimateOf returns a job's runtime distribution, cached across cycles
+// for as long as the history does not change.
+func (h *Huitian) estimateOf(_ *cycle, j *model.Job) jobEst {
+	if n := h.mem.hist.Len(); n != h.estAt || h.est == nil {
+		h.est, h.estAt = map[estKey]jobEst{}, n
+	}
+	key := estKey{j.User, j.Class, j.Cards, j.TimeLimit}
+	if e, ok := h.est[key]; ok {
 		return e
 	}
 	d, b := h.mem.hist.Estimate(j)
 	b.Quantile = h.cfg.Quantile
 	e := jobEst{d, b}
-	c.est[key] = e
+	h.est[key] = e
 	return e
 }
 
@@ -147,8 +162,7 @@ func ceilSec(v float64) int64 {
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	c := &cycle{
 		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
-		d:   &model.Decision{Stats: model.Stats{Solver: h.name}},
-		est: map[string]jobEst{},
+		d: &model.Decision{Stats: model.Stats{Solver: h.name}},
 	}
 	c.grace = baseline.Seconds(s.Options.OverrunGrace)
 	if c.grace == 0 {

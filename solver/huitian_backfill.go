@@ -209,7 +209,7 @@ func (c *cycle) estimateStarts() {
 		t, seen := cache[key]
 		if !seen {
 			t = -1
-			if st, _, ok := c.prof.EarliestStart(after, d, key.req); ok {
+			if st, ok := c.prof.EarliestTime(after, d, key.req); ok {
 				t = st
 			}
 			cache[key] = t

@@ -154,12 +154,33 @@ func MaxOf(ds []Dist) Dist {
 	case 1:
 		return ds[0]
 	}
-	xs := make([]float64, 0, len(ds)*Grid)
+	// The maximum lives between the largest minimum and the largest maximum;
+	// evaluate its CDF at every grid point there, or, with many inputs, at
+	// maxPoints evenly spaced points (the error is below one grid step).
+	lo, hi := ds[0].Q[0], ds[0].Q[Grid-1]
 	for i := range ds {
-		xs = append(xs, ds[i].Q[:]...)
+		lo = max(lo, ds[i].Q[0])
+		hi = max(hi, ds[i].Q[Grid-1])
 	}
-	slices.Sort(xs)
-	xs = slices.Compact(xs)
+	const maxPoints = 256
+	var xs []float64
+	if len(ds)*Grid <= maxPoints {
+		xs = make([]float64, 0, len(ds)*Grid)
+		for i := range ds {
+			for _, q := range ds[i].Q {
+				if q >= lo {
+					xs = append(xs, q)
+				}
+			}
+		}
+		slices.Sort(xs)
+		xs = slices.Compact(xs)
+	} else {
+		xs = make([]float64, maxPoints)
+		for k := range xs {
+			xs[k] = lo + (hi-lo)*float64(k)/(maxPoints-1)
+		}
+	}
 	cdf := make([]float64, len(xs))
 	for k, x := range xs {
 		p := 1.0

@@ -61,7 +61,9 @@ func (p *Profile) place(req Request, cands []int) []int {
 			got = p.placeOneNode(groups, req.Cards)
 		}
 		if got == nil && req.PerNode != req.Cards {
-			got = p.placeSwitch(groups, req)
+			if len(p.lay.Switches) > 0 {
+				got = p.placeSwitch(groups, req)
+			}
 			if got == nil {
 				got = p.placeSpread(groups, req)
 			}
@@ -115,7 +117,7 @@ func (p *Profile) lessFit(a, b *nodeGroup) bool {
 	if c := cmp.Compare(a.key, b.key); c != 0 {
 		return c < 0
 	}
-	return p.nodeName(a.node) < p.nodeName(b.node)
+	return p.ix.rank[a.node] < p.ix.rank[b.node]
 }
 
 func (p *Profile) placeOneNode(groups []nodeGroup, k int) []int {
@@ -126,16 +128,27 @@ func (p *Profile) placeOneNode(groups []nodeGroup, k int) []int {
 }
 
 // islandsOf splits a node's candidate cards by island, returning
-// (island, cards) runs in a stable order.
+// (island, cards) runs in order of first appearance.
 func (p *Profile) islandsOf(cards []int) [][]int {
+	first := p.lay.Cards[cards[0]].Island
+	same := true
+	for _, c := range cards[1:] {
+		if p.lay.Cards[c].Island != first {
+			same = false
+			break
+		}
+	}
+	if same {
+		return [][]int{slices.Clone(cards)}
+	}
 	var out [][]int
-	seen := map[int32]int{}
+	var ids []int32
 	for _, c := range cards {
 		isl := p.lay.Cards[c].Island
-		if i, ok := seen[isl]; ok {
+		if i := slices.Index(ids, isl); i >= 0 {
 			out[i] = append(out[i], c)
 		} else {
-			seen[isl] = len(out)
+			ids = append(ids, isl)
 			out = append(out, []int{c})
 		}
 	}
@@ -159,6 +172,9 @@ func (p *Profile) byKey(cards []int) {
 // that holds them all, else from the fewest islands, largest first, with the
 // remainder in the best-fit island. The result is appended to dst.
 func (p *Profile) pickInNode(cards []int, k int, dst []int) []int {
+	if len(cards) == 1 && k == 1 {
+		return append(dst, cards[0])
+	}
 	isl := p.islandsOf(cards)
 	if len(isl) == 1 {
 		c := slices.Clone(isl[0])
@@ -337,14 +353,16 @@ func (p *Profile) placeSpread(groups []nodeGroup, req Request) []int {
 		if c := cmp.Compare(a.key, b.key); c != 0 {
 			return c
 		}
-		return cmp.Compare(p.nodeName(a.node), p.nodeName(b.node))
+		return cmp.Compare(p.ix.rank[a.node], p.ix.rank[b.node])
 	})
 	var out []int
 	k := req.Cards
 	for i := 0; i < len(order) && k > 0; i++ {
-		// Finish on the best-fit node among the rest once one holds the remainder.
-		rest := order[i:]
-		if j := p.bestNode(rest, k); j >= 0 {
+		// Finish on the best-fit node among the rest once one holds the
+		// remainder (the order is by size, so only then can one).
+		if len(order[i].cards) >= k {
+			rest := order[i:]
+			j := p.bestNode(rest, k)
 			return p.pickInNode(rest[j].cards, k, out)
 		}
 		out = p.pickInNode(order[i].cards, len(order[i].cards), out)

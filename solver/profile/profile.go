@@ -57,6 +57,8 @@ type Profile struct {
 
 	gen, baseGen int64 // state version, and the version base was built at
 	base         []baseEvent
+	gapsIn       []gap
+	gapsOut      []gap
 
 	usable int              // usable cards, -1 until counted
 	fits   map[Request]bool // CanEverFit cache

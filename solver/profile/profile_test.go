@@ -139,6 +139,9 @@ func TestEarliestStartMatchesBrute(t *testing.T) {
 		dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
 		st, cards, ok := p.EarliestStart(after, dur, req)
 		bst, bcards, bok := p.EarliestStartBrute(after, dur, req)
+		if tt, tok := p.EarliestTime(after, dur, req); tok != ok || tt != st {
+			t.Fatalf("EarliestTime (%v, %d) != EarliestStart (%v, %d)", tok, tt, ok, st)
+		}
 		if ok != bok || st != bst || !slices.Equal(cards, bcards) {
 			t.Fatalf("sweep (%v, %d, %v) != brute (%v, %d, %v)", ok, st, cards, bok, bst, bcards)
 		}

@@ -26,6 +26,17 @@ type event struct {
 // per-node, per-island and per-switch counters tell in O(1) per event
 // whether the cards in the set can hold the job.
 func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, cards []int, ok bool) {
+	return p.earliest(after, dur, req, true)
+}
+
+// EarliestTime is EarliestStart's time alone: the counters decide it
+// exactly, so no cards are chosen.
+func (p *Profile) EarliestTime(after, dur int64, req Request) (int64, bool) {
+	t, _, ok := p.earliest(after, dur, req, false)
+	return t, ok
+}
+
+func (p *Profile) earliest(after, dur int64, req Request, pick bool) (start int64, cards []int, ok bool) {
 	if req.Cards <= 0 || dur <= 0 {
 		return 0, nil, false
 	}
@@ -43,6 +54,9 @@ func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, car
 		if !added || !f.feasible() {
 			continue
 		}
+		if !pick {
+			return t, nil, true
+		}
 		cands := p.sc.cands[:0]
 		for c, in := range p.sc.inSet {
 			if in {
@@ -54,8 +68,8 @@ func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, car
 		if got := p.place(req, cands); got != nil {
 			return t, got, true
 		}
-		// The counters are necessary, not sufficient, for placement only in
-		// corner cases (islands split across a per-node request); go on.
+		// The counters decide feasibility exactly, so place finds cards;
+		// should it not, the sweep goes on rather than fail.
 	}
 	return 0, nil, false
 }
@@ -73,18 +87,22 @@ func (p *Profile) freeSince(c int, t int64) int64 {
 	return since
 }
 
-// eventIter merges two sorted event streams: the cards with no
-// reservation (one entry each: free from their release on, forever),
-// cached per profile state, and the events of cards with reservations,
-// built per call. Base times before after are raised to after.
+// eventIter merges sorted event streams: the cards with no reservation
+// (one entry each: free from their release on, forever), and the free gaps
+// of cards with reservations — entering at the gap's start, leaving dur
+// before its end. Both are cached per profile state, sorted by start and
+// by end, so a sweep sorts nothing. Times before after are raised to after.
 type eventIter struct {
 	p     *Profile
 	after int64
+	dur   int64
 	req   Request
 	base  []baseEvent
 	i     int
-	extra []event
+	ins   []gap // by start
 	j     int
+	outs  []gap // by end
+	k     int
 	cur   event
 	ok    bool
 }
@@ -94,67 +112,81 @@ type baseEvent struct {
 	card int32
 }
 
+// gap is a free interval [start, end) of a card with reservations.
+type gap struct {
+	start, end int64
+	card       int32
+}
+
+func (it *eventIter) accepts(card int32) bool {
+	return it.req.Model == "" || model.ModelAccepts(it.req.Model, it.p.lay.Cards[card].Model)
+}
+
+// usable says whether a gap can hold the job: it must be dur long after after.
+func (it *eventIter) usable(g *gap) bool {
+	return g.end == Forever || max(g.start, it.after) <= g.end-it.dur
+}
+
 func (it *eventIter) fill() {
-	for !it.ok {
-		var b *baseEvent
-		for it.i < len(it.base) {
-			cand := &it.base[it.i]
-			if it.req.Model == "" || model.ModelAccepts(it.req.Model, it.p.lay.Cards[cand.card].Model) {
-				b = cand
-				break
-			}
-			it.i++
-		}
-		var x *event
-		if it.j < len(it.extra) {
-			x = &it.extra[it.j]
-		}
-		switch {
-		case b == nil && x == nil:
-			return
-		case x == nil || b != nil && max(b.t, it.after) < x.t ||
-			b != nil && max(b.t, it.after) == x.t && x.add: // leave before enter
-			it.cur = event{t: max(b.t, it.after), card: b.card, add: true}
-			it.i++
-		default:
-			it.cur = *x
-			it.j++
-		}
-		it.ok = true
+	if it.ok {
+		return
 	}
+	for it.i < len(it.base) && !it.accepts(it.base[it.i].card) {
+		it.i++
+	}
+	for it.j < len(it.ins) && (!it.accepts(it.ins[it.j].card) || !it.usable(&it.ins[it.j])) {
+		it.j++
+	}
+	for it.k < len(it.outs) && (it.outs[it.k].end == Forever || !it.accepts(it.outs[it.k].card) || !it.usable(&it.outs[it.k])) {
+		it.k++
+	}
+	best := -1
+	var t int64
+	if it.k < len(it.outs) { // leave before enter at the same time
+		best, t = 2, it.outs[it.k].end-it.dur+1
+	}
+	if it.i < len(it.base) {
+		if bt := max(it.base[it.i].t, it.after); best < 0 || bt < t {
+			best, t = 0, bt
+		}
+	}
+	if it.j < len(it.ins) {
+		if gt := max(it.ins[it.j].start, it.after); best < 0 || gt < t {
+			best, t = 1, gt
+		}
+	}
+	switch best {
+	case 0:
+		it.cur = event{t: t, card: it.base[it.i].card, add: true}
+		it.i++
+	case 1:
+		it.cur = event{t: t, card: it.ins[it.j].card, add: true}
+		it.j++
+	case 2:
+		it.cur = event{t: t, card: it.outs[it.k].card}
+		it.k++
+	default:
+		return
+	}
+	it.ok = true
 }
 
 func (it *eventIter) more() bool  { it.fill(); return it.ok }
 func (it *eventIter) peek() event { it.fill(); return it.cur }
 func (it *eventIter) next() event { it.fill(); it.ok = false; return it.cur }
 
-// baseEvents returns the usable cards without reservations, by release
-// time, cached until the profile changes.
-func (p *Profile) baseEvents() []baseEvent {
+// events returns the cached streams, rebuilt when the profile changed.
+func (p *Profile) events() ([]baseEvent, []gap, []gap) {
 	if p.baseGen == p.gen && p.base != nil {
-		return p.base
+		return p.base, p.gapsIn, p.gapsOut
 	}
-	p.base = p.base[:0]
+	p.base, p.gapsIn, p.gapsOut = p.base[:0], p.gapsIn[:0], p.gapsOut[:0]
 	for c := range p.rel {
-		if p.lay.Cards[c].Usable && len(p.spans[c]) == 0 {
+		if !p.lay.Cards[c].Usable {
+			continue
+		}
+		if len(p.spans[c]) == 0 {
 			p.base = append(p.base, baseEvent{p.rel[c], int32(c)})
-		}
-	}
-	slices.SortFunc(p.base, func(a, b baseEvent) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.card, b.card)
-	})
-	p.baseGen = p.gen
-	return p.base
-}
-
-func (p *Profile) eventsFrom(after, dur int64, req Request) *eventIter {
-	it := &eventIter{p: p, after: after, req: req, base: p.baseEvents()}
-	for c := range p.rel {
-		loc := &p.lay.Cards[c]
-		if len(p.spans[c]) == 0 || !loc.Usable || !model.ModelAccepts(req.Model, loc.Model) {
 			continue
 		}
 		gs := p.rel[c]
@@ -163,35 +195,40 @@ func (p *Profile) eventsFrom(after, dur int64, req Request) *eventIter {
 			if i < len(p.spans[c]) {
 				ge = p.spans[c][i].start
 			}
-			lo := max(gs, after)
-			hi := Forever
-			if ge != Forever {
-				hi = ge - dur
-			}
-			if lo <= hi {
-				it.extra = append(it.extra, event{t: lo, card: int32(c), add: true})
-				if hi != Forever {
-					it.extra = append(it.extra, event{t: hi + 1, card: int32(c)})
-				}
+			if ge > gs {
+				p.gapsIn = append(p.gapsIn, gap{gs, ge, int32(c)})
 			}
 			if i < len(p.spans[c]) {
 				gs = p.spans[c][i].end
 			}
 		}
 	}
-	slices.SortFunc(it.extra, func(a, b event) int {
+	slices.SortFunc(p.base, func(a, b baseEvent) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		if a.add != b.add { // leave before enter
-			if a.add {
-				return 1
-			}
-			return -1
+		return cmp.Compare(a.card, b.card)
+	})
+	slices.SortFunc(p.gapsIn, func(a, b gap) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
 		}
 		return cmp.Compare(a.card, b.card)
 	})
-	return it
+	p.gapsOut = append(p.gapsOut, p.gapsIn...)
+	slices.SortFunc(p.gapsOut, func(a, b gap) int {
+		if c := cmp.Compare(a.end, b.end); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.card, b.card)
+	})
+	p.baseGen = p.gen
+	return p.base, p.gapsIn, p.gapsOut
+}
+
+func (p *Profile) eventsFrom(after, dur int64, req Request) *eventIter {
+	base, in, out := p.events()
+	return &eventIter{p: p, after: after, dur: dur, req: req, base: base, ins: in, outs: out}
 }
 
 // feasibility keeps the counters that tell whether the set of cards can
