@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), errb.String(), err
+}
+
+func TestWhatifJSON(t *testing.T) {
+	dir := t.TempDir()
+	jobs, rep := filepath.Join(dir, "jobs"), filepath.Join(dir, "report")
+	out, stderr, err := runCLI(t, "whatif", "--trace", "synth:jobs=300,seed=2,cards=32", "--cluster", "hgx:4",
+		"--policy", "easy,fcfs", "--json", "--jobs", jobs, "--report", rep)
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "dropped: none") {
+		t.Errorf("stderr does not report dropped records:\n%s", stderr)
+	}
+	var got struct {
+		Trace struct {
+			Jobs    int            `json:"jobs"`
+			Dropped map[string]int `json:"dropped"`
+		} `json:"trace"`
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if got.Trace.Jobs != 300 || got.Trace.Dropped == nil || len(got.Results) != 2 {
+		t.Fatalf("trace %+v, %d results", got.Trace, len(got.Results))
+	}
+	for _, key := range []string{"policy", "estimates", "jobs", "avg_wait_s", "p95_wait_s", "avg_bsld", "avg_flow_s",
+		"utilization", "makespan_s", "backfill_starts", "backfill_completion_rate", "backfill_utilization",
+		"main_wait_delta_s", "preemptions"} {
+		if _, ok := got.Results[0][key]; !ok {
+			t.Errorf("result has no %q", key)
+		}
+	}
+	easy, fcfs := got.Results[0], got.Results[1]
+	if easy["policy"] != "easy" || easy["main_wait_delta_s"] != 0.0 || easy["backfill_utilization"] != nil {
+		t.Errorf("easy: %v", easy)
+	}
+	if fcfs["backfill_completion_rate"] != nil || fcfs["backfill_starts"] != 0.0 {
+		t.Errorf("fcfs backfills nothing, so its completion rate is null: %v", fcfs)
+	}
+	f, err := os.Open(filepath.Join(jobs, "easy.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 301 || strings.Join(rows[0], ",") != "id,submit,start,end,cards,kind,preemptions" {
+		t.Errorf("easy.csv: %d rows, header %v", len(rows), rows[0])
+	}
+	for _, name := range []string{"report.md", "utilization.svg", "queue.svg", "wait-cdf.svg"} {
+		if st, err := os.Stat(filepath.Join(rep, name)); err != nil || st.Size() == 0 {
+			t.Errorf("report file %s: %v", name, err)
+		}
+	}
+}
+
+func TestWhatifBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"whatif"},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "nope"},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,easy"},
+		{"whatif", "--trace", "synth:jobs=10", "--estimates", "psychic"},
+		{"whatif", "--trace", "synth:jobs=10", "--cluster", "torus:2"},
+		{"whatif", "--trace", "synth:jobs=10", "--cycles", "sometimes"},
+		{"whatif", "--trace", "synth:jobs=10", "--interval", "1500ms"},
+		{"whatif", "--trace", filepath.Join(t.TempDir(), "missing.swf")},
+		{"whatif", "--trace", "trace.bin"},
+	} {
+		_, _, err := runCLI(t, args...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 {
+			t.Errorf("%q: error %v, want exit status 2", strings.Join(args, " "), err)
+		}
+	}
+}
