@@ -89,17 +89,26 @@ func (e *engine) preempt(p *model.Preemption, t int64) error {
 	if j.state == stYielding {
 		return nil // already yielding: a planner may repeat itself during the notice
 	}
+	// The notice is the time until the cards must be free. A suspended
+	// job writes its checkpoint at the end of the notice (the contract's
+	// notice is its checkpoint cost plus a margin), so it stops working
+	// checkpoint-cost before the notice runs out; a requeued job stops at
+	// the end of the notice.
 	notice := seconds(p.Notice)
-	if end, _ := e.segment(j, j.segStart); end <= t+notice {
-		return nil // it ends before the notice runs out
+	stop := notice
+	if p.Action == model.PreemptSuspend {
+		stop = max(notice-j.ckpt, 0)
+	}
+	if end, _ := e.segment(j, j.segStart); end <= t+stop {
+		return nil // it ends before it has to stop
 	}
 	j.state = stYielding
 	j.action = p.Action
-	if notice == 0 {
+	if stop == 0 {
 		e.yield(ji, t)
 		return nil
 	}
-	e.heap.push(event{t: t + notice, job: ji, gen: j.gen, kind: evYield})
+	e.heap.push(event{t: t + stop, job: ji, gen: j.gen, kind: evYield})
 	return nil
 }
 

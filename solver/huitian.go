@@ -42,6 +42,10 @@ type Config struct {
 	// the rest go to the greedy pass. MaxOptions bounds the placement
 	// options per candidate (default 8).
 	MaxCandidates, MaxOptions int
+	// SuspendMaxProb bounds the preemption probability of a checkpointable
+	// job placed beyond the safe bound ε (default 0.5): its checkpoint is
+	// insurance against a late finish, not a planned suspension.
+	SuspendMaxProb float64
 	// ShortestFirst orders backfill candidates by predicted median runtime,
 	// shortest first, as EASY++ does (default true); false keeps queue order.
 	ShortestFirst bool
@@ -52,6 +56,7 @@ func DefaultConfig() Config {
 	return Config{
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
 		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour, ShortestFirst: true,
+		SuspendMaxProb: 0.5,
 	}
 }
 
@@ -105,6 +110,7 @@ type cycle struct {
 	// nobody (-1).
 	holder    []int
 	runDist   []estimate.Dist // remaining time of running jobs, as held in the profile
+	runRem    []estimate.Dist // remaining time of running jobs, if left to run
 	startDist []estimate.Dist // runtime of jobs started this cycle
 	resv      []resv
 	claimBy   []int32 // per card: the reservation with the earliest claim, -1 none
@@ -125,6 +131,9 @@ type resv struct {
 	cards []int
 	s     estimate.Dist // start-time distribution: max(reserved time, cards free)
 	conf  float64       // P(cards free by the reserved time)
+	// survive is the probability that no backfill job placed on its cards
+	// this cycle (that cannot checkpoint) still runs when it starts.
+	survive float64
 }
 
 // estKey is what a runtime estimate depends on besides the history.
@@ -168,7 +177,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	if c.grace == 0 {
 		c.grace = baseline.Seconds(model.DefaultOverrunGrace)
 	}
-	if err := c.load(false); err != nil {
+	if err := c.load(keepAll); err != nil {
 		return nil, err
 	}
 	depth := s.Options.ReservationDepth
@@ -230,6 +239,16 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	// 4. Backfill the rest: the LP places what it can, a greedy pass the
 	// remainder. When the LP runs out of time, the whole cycle is planned
 	// again greedily and the stats say so.
+	if h.cfg.ShortestFirst {
+		// Shortest predicted runtime first (ties: queue order), as EASY++.
+		med := make(map[int]float64, len(backfill))
+		for _, idx := range backfill {
+			e := h.estimateOf(c, &s.Queued[idx])
+			med[idx] = e.dist.Quantile(0.5)
+		}
+		backfill = slices.Clone(backfill)
+		slices.SortStableFunc(backfill, func(a, b int) int { return cmp.Compare(med[a], med[b]) })
+	}
 	c.d.Stats.Candidates = len(backfill)
 	if h.lp != nil && len(backfill) > 0 {
 		rest, fallback := c.placeLP(ctx, backfill)
@@ -243,16 +262,6 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 			return d, nil
 		}
 		backfill = rest
-	}
-	if h.cfg.ShortestFirst {
-		// Shortest predicted runtime first (ties: queue order), as EASY++.
-		med := make(map[int]float64, len(backfill))
-		for _, idx := range backfill {
-			e := h.estimateOf(c, &s.Queued[idx])
-			med[idx] = e.dist.Quantile(0.5)
-		}
-		backfill = slices.Clone(backfill)
-		slices.SortStableFunc(backfill, func(a, b int) int { return cmp.Compare(med[a], med[b]) })
 	}
 	for _, idx := range backfill {
 		if err := ctx.Err(); err != nil {
@@ -291,10 +300,25 @@ func (h *Huitian) queueOrder(q []model.Job) []int {
 	return order
 }
 
+// releaseMode says which running backfill jobs the profile lets go early.
+type releaseMode uint8
+
+const (
+	// keepAll: every job holds its cards until it is expected to end.
+	keepAll releaseMode = iota
+	// releaseCheckpointable: checkpointable backfill jobs hold them only
+	// until they could be suspended (protection end plus notice).
+	releaseCheckpointable
+	// releaseAll: also backfill jobs that cannot checkpoint (requeue), for
+	// a reserved job past the threshold.
+	releaseAll
+)
+
 // load builds the profile: each running job holds its cards until the
-// reservation quantile of its remaining time; a backfill job that may be
-// preempted holds them only until it could be made to yield.
-func (c *cycle) load(thresholdPassed bool) error {
+// reservation quantile of its remaining time; with a release mode, a
+// backfill job that may be preempted holds them only until it could be
+// made to yield.
+func (c *cycle) load(mode releaseMode) error {
 	s := c.s
 	c.prof = profile.New(c.lay)
 	c.holder = make([]int, len(c.lay.Cards))
@@ -302,6 +326,7 @@ func (c *cycle) load(thresholdPassed bool) error {
 		c.holder[i] = -1
 	}
 	c.runDist = make([]estimate.Dist, len(s.Running))
+	c.runRem = make([]estimate.Dist, len(s.Running))
 	for i := range s.Running {
 		r := &s.Running[i]
 		e := c.h.estimateOf(c, &r.Job)
@@ -311,7 +336,8 @@ func (c *cycle) load(thresholdPassed bool) error {
 		if lim-el <= 0 {
 			rem = estimate.Point(float64(c.grace))
 		}
-		if rel := preempt.ReleaseOf(c.h.cfg.Preempt, r, s.Now, thresholdPassed); rel.OK {
+		c.runRem[i] = rem
+		if rel := preempt.ReleaseOf(c.h.cfg.Preempt, r, s.Now, mode == releaseAll); rel.OK && mode != keepAll {
 			rem = rem.Cap(rel.At.Sub(s.Now).Seconds())
 		}
 		c.runDist[i] = rem

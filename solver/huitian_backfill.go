@@ -15,6 +15,7 @@ type risk struct {
 	claim   estimate.Dist // the claiming reservation's start distribution
 	claimT  int64         // its planned start
 	claimed bool
+	res     int // the claiming reservation, when claimed
 }
 
 // riskOf computes the preemption probability of a job with runtime r on
@@ -23,9 +24,11 @@ type risk struct {
 // Cards no reservation claims: the job can be preempted only if a later
 // cycle moves a reservation onto them. That happens when the head's
 // planned cards are not free in time (probability 1 − its confidence) and
-// these cards could serve the head instead; the job is then exposed if it
-// outlives the head's start. So P = P(R > S_head) · (1 − conf_head) when
-// the cards are of a model the head can use, else 0.
+// the head then needs these cards: we take the share of the head's demand
+// these cards could cover as that chance. The job is then exposed if it
+// outlives the head's start. So P = P(R > S_head) · (1 − conf_head) ·
+// min(1, usable cards / head cards), and 0 when the head cannot use the
+// cards (another card model).
 func (c *cycle) riskOf(r *estimate.Dist, cards []int) risk {
 	best := -1
 	var bestT int64
@@ -45,21 +48,45 @@ func (c *cycle) riskOf(r *estimate.Dist, cards []int) risk {
 	}
 	if best >= 0 {
 		rv := &c.resv[best]
-		return risk{prob: estimate.ProbExceeds(r, &rv.s), claim: rv.s, claimT: rv.t, claimed: true}
+		return risk{prob: estimate.ProbExceeds(r, &rv.s), claim: rv.s, claimT: rv.t, claimed: true, res: best}
 	}
-	if len(c.resv) == 0 {
-		return risk{}
-	}
-	head := &c.resv[0]
-	if m := head.job.CardModel; m != "" {
-		for _, id := range cards {
-			if !model.ModelAccepts(m, c.lay.Cards[id].Model) {
-				return risk{}
-			}
+	usable := 0
+	for _, id := range cards {
+		if len(c.resv) > 0 && model.ModelAccepts(c.resv[0].job.CardModel, c.lay.Cards[id].Model) {
+			usable++
 		}
 	}
-	conf := head.conf
-	return risk{prob: estimate.ProbExceeds(r, &head.s) * (1 - conf)}
+	return risk{prob: c.exposure(r, usable)}
+}
+
+// exposure is the preemption probability on unclaimed cards, of which
+// usable could serve the head (see riskOf).
+func (c *cycle) exposure(r *estimate.Dist, usable int) float64 {
+	if len(c.resv) == 0 || usable == 0 {
+		return 0
+	}
+	head := &c.resv[0]
+	share := min(1, float64(usable)/float64(head.job.Cards))
+	return estimate.ProbExceeds(r, &head.s) * (1 - head.conf) * share
+}
+
+// delayOK bounds the risk a reservation runs in aggregate: each backfill
+// job that cannot checkpoint, placed on its cards, may still run when it
+// starts; the chance that any of them does, 1 − Π(1 − p), stays within ε.
+// (One bound per job would let twenty jobs at 5% each delay the main job
+// two times in three.) Checkpointable jobs yield instead and do not count.
+func (c *cycle) delayOK(j *model.Job, rk risk) bool {
+	if !rk.claimed || j.Checkpointable {
+		return true
+	}
+	return 1-c.resv[rk.res].survive*(1-rk.prob) <= c.params.Epsilon+1e-12
+}
+
+// chargeDelay records a placement's share of its reservation's risk.
+func (c *cycle) chargeDelay(j *model.Job, rk risk) {
+	if rk.claimed && !j.Checkpointable {
+		c.resv[rk.res].survive *= 1 - rk.prob
+	}
 }
 
 func containsCard(cards []int, id int) bool {
@@ -130,7 +157,7 @@ func (c *cycle) backfill(j *model.Job) {
 			continue
 		}
 		rk := c.riskOf(&e.dist, cards)
-		if rk.prob > thr+1e-12 {
+		if rk.prob > thr+1e-12 || !c.delayOK(j, rk) {
 			tooRisky = true
 			continue
 		}
@@ -141,16 +168,27 @@ func (c *cycle) backfill(j *model.Job) {
 		c.startBackfill(j, cards, e, rk, "safe backfill")
 		return
 	}
-	// 3. Suspendable backfill for checkpointable jobs.
+	// 3. Suspendable backfill for checkpointable jobs: the checkpoint is
+	// insurance, not a plan. The job may take cards a reservation claims
+	// when it will more likely than not be done by then (probability at
+	// most SuspendMaxProb) and the work it is expected to do there outweighs
+	// the expected cost of one suspension (checkpoint and restore).
 	if j.Checkpointable && !lowRisk {
 		prot := max(ceilSec(c.params.ProtectFraction*med), 1)
 		if cards, out := c.prof.FitNow(prot, req); out == profile.Fits {
 			rk := c.riskOf(&e.dist, cards)
-			cost := j.CheckpointCost.Seconds() * rk.prob
-			c.start(j, cards, hold(cards), e, model.Backfill, c.classes.Dominant(cards),
-				fmt.Sprintf("suspendable backfill while %s waits: checkpoints when its cards are claimed; preemption probability %.3f, expected checkpoint cost %.0fs", c.waiting, rk.prob, cost),
-				rk.prob, rk.claim, rk.claimed)
-			return
+			cost := 2 * j.CheckpointCost.Seconds() * rk.prob
+			gain := estimate.ExpectedMin(&e.dist, &rk.claim)
+			if !rk.claimed {
+				gain = e.dist.Mean()
+			}
+			if rk.prob <= c.h.cfg.SuspendMaxProb+1e-12 && gain > cost {
+				c.start(j, cards, hold(cards), e, model.Backfill, c.classes.Dominant(cards),
+					fmt.Sprintf("suspendable backfill while %s waits: checkpoints if its cards are claimed first; preemption probability %.3f, expected checkpoint cost %.0fs", c.waiting, rk.prob, cost),
+					rk.prob, rk.claim, rk.claimed)
+				return
+			}
+			tooRisky = true
 		}
 	}
 	switch {

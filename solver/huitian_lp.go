@@ -134,12 +134,11 @@ func (c *cycle) allowedLevel(cd *candidate, lv *levels) bool {
 		var p float64
 		if k := lv.res[l]; k >= 0 {
 			p = estimate.ProbExceeds(&cd.e.dist, &c.resv[k].s)
-		} else if len(c.resv) > 0 {
-			head := &c.resv[0]
-			p = estimate.ProbExceeds(&cd.e.dist, &head.s) * (1 - head.conf)
+		} else {
+			p = c.exposure(&cd.e.dist, cd.job.Cards)
 		}
 		protOK := t == profile.Forever || c.protectionFits(cd.e.dist, t)
-		if protOK && (p <= cd.thr+1e-12 || j.Checkpointable && !lowRisk) {
+		if protOK && (p <= cd.thr+1e-12 || j.Checkpointable && !lowRisk && p <= c.h.cfg.SuspendMaxProb+1e-12) {
 			cd.level, cd.prob = l, p
 			return true
 		}
@@ -160,8 +159,11 @@ func (c *cycle) value(cd *candidate, lv *levels, l, node int, frag func(f, k int
 		useful += math.Min((cd.e.dist.Q[i]+cd.e.dist.Q[i+1])/2, w)
 	}
 	useful = useful / (estimate.Grid - 1) * float64(j.Cards)
-	wait := c.s.Now.Sub(j.Submit).Seconds()
-	weight := 1 + math.Min(math.Max(wait, 0)/86400, 1) + 0.25*float64(preempt.Compensation(c.h.cfg.Preempt, j.RequeueCount))
+	// Weight by wait relative to the job's length (its slowdown so far,
+	// bounded), so that a short job that waited long is worth more than a
+	// long job that waited as long; and by compensation for requeues.
+	wait := math.Max(c.s.Now.Sub(j.Submit).Seconds(), 0)
+	weight := 1 + math.Min(wait/math.Max(cd.e.dist.Mean(), 600), 10) + 0.25*float64(preempt.Compensation(c.h.cfg.Preempt, j.RequeueCount))
 	v := useful * weight
 	if node >= 0 && j.Comm == model.CommHigh && j.Cards > 1 {
 		n := c.lay.Nodes[node]
@@ -277,7 +279,8 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 			continue
 		}
 		rk := c.riskOf(&cd.e.dist, cards)
-		ok := rk.prob <= cd.thr+1e-12 || cd.job.Checkpointable && cd.job.Backfill != model.BackfillLowRiskOnly
+		ok := rk.prob <= cd.thr+1e-12 && c.delayOK(cd.job, rk) ||
+			cd.job.Checkpointable && cd.job.Backfill != model.BackfillLowRiskOnly && rk.prob <= c.h.cfg.SuspendMaxProb+1e-12
 		if !ok || rk.claimed && !c.protectionFits(cd.e.dist, rk.claimT) {
 			continue
 		}
@@ -445,6 +448,7 @@ func (c *cycle) startBackfill(j *model.Job, cards []int, e jobEst, rk risk, how 
 	for _, id := range cards {
 		hold = min(hold, c.prof.Window(id, 0))
 	}
+	c.chargeDelay(j, rk)
 	c.start(j, cards, max(hold, 1), e, model.Backfill, c.classes.Dominant(cards),
 		how+"; "+backfillReason(c.waiting, rk.prob, e.basis.String()), rk.prob, rk.claim, rk.claimed)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/huitian/huitian/solver/baseline"
+
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/preempt"
 	"github.com/huitian/huitian/solver/profile"
@@ -21,13 +23,41 @@ func (c *cycle) reserve(j *model.Job) {
 		c.pending(j, model.PendingNeverFits, "no cards can ever hold %s", describe(req))
 		return
 	}
-	// A job that cannot checkpoint may be requeued only when the reserved
-	// job has waited past the threshold and no other cards serve it now.
-	if len(c.resv) == 0 && t > 0 {
+	// Preempting backfill jobs for the head is worth it only when it
+	// starts the head markedly earlier: checkpointable jobs are suspended
+	// when that gains more than MinGain; jobs that cannot checkpoint are
+	// requeued only past the threshold and when nothing else serves the
+	// head now.
+	preempting := false
+	if len(c.resv) == 0 && t > 0 && c.hasReleasable() {
+		mode := releaseCheckpointable
 		if first, seen := h.mem.firstReserved[j.ID]; seen && c.s.Now.Sub(first) > h.cfg.Preempt.Threshold {
-			if t2, cards2, ok2 := c.withRequeues(dur, req); ok2 && t2 < t {
-				t, cards = t2, cards2
+			mode = releaseAll
+		}
+		gain := baseline.Seconds(h.cfg.Preempt.MinGain)
+		saved := *c
+		if err := c.reload(mode); err == nil {
+			t1, cards1, ok1 := c.prof.EarliestStart(1, dur, req)
+			worth := ok1 && t-t1 > gain
+			if mode == releaseAll && worth && t1 > baselineMargin(c) {
+				// Cannot checkpoint: only when that serves the head now.
+				c2 := *c
+				*c = saved
+				if err := c.reload(releaseCheckpointable); err == nil {
+					t2, cards2, ok2 := c.prof.EarliestStart(1, dur, req)
+					worth = ok2 && t-t2 > gain
+					t1, cards1 = t2, cards2
+				} else {
+					*c = c2
+				}
 			}
+			if worth {
+				t, cards, preempting = t1, cards1, true
+			} else {
+				*c = saved
+			}
+		} else {
+			*c = saved
 		}
 	}
 	sd := c.startDistOf(cards)
@@ -52,7 +82,7 @@ func (c *cycle) reserve(j *model.Job) {
 	conf := sd.CDF(float64(t))
 	// The reservation starts at its reserved time, or later when its cards
 	// are late: a backfill job that ends by then delays no one.
-	c.resv = append(c.resv, resv{job: j, t: t, cards: cards, s: sd.Floor(float64(t)), conf: conf})
+	c.resv = append(c.resv, resv{job: j, t: t, cards: cards, s: sd.Floor(float64(t)), conf: conf, survive: 1})
 	c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: c.lay.Refs(cards), Start: at, Confidence: conf})
 	c.d.Pending = append(c.d.Pending, model.Pending{
 		JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
@@ -61,18 +91,28 @@ func (c *cycle) reserve(j *model.Job) {
 	if c.waiting == "" {
 		c.waiting = j.ID
 	}
-	c.preemptFor(j, t, cards)
+	if preempting {
+		c.preemptFor(j, t, cards)
+	}
 }
 
-// withRequeues finds the job's earliest start if backfill jobs that cannot
-// checkpoint were requeued now, on a profile rebuilt that way.
-func (c *cycle) withRequeues(dur int64, req profile.Request) (int64, []int, bool) {
-	saved := *c
-	if err := c.load(true); err != nil {
-		*c = saved
-		return 0, nil, false
+// hasReleasable reports whether some running backfill job could be made
+// to yield.
+func (c *cycle) hasReleasable() bool {
+	for i := range c.s.Running {
+		if c.s.Running[i].Kind == model.Backfill {
+			return true
+		}
 	}
-	// Re-apply this cycle's starts.
+	return false
+}
+
+// reload rebuilds the profile with a release mode and re-applies this
+// cycle's starts. The caller saves and restores the cycle around it.
+func (c *cycle) reload(mode releaseMode) error {
+	if err := c.load(mode); err != nil {
+		return err
+	}
 	for k, st := range c.d.Starts {
 		ids := make([]int, len(st.Cards))
 		for i, ref := range st.Cards {
@@ -80,26 +120,28 @@ func (c *cycle) withRequeues(dur int64, req profile.Request) (int64, []int, bool
 			c.holder[ids[i]] = -2 - k
 		}
 		hold := max(ceilSec(c.startDist[k].Quantile(c.h.cfg.Quantile)), 1)
-		_ = c.prof.Reserve(ids, 0, hold)
+		if err := c.prof.Reserve(ids, 0, hold); err != nil {
+			return err
+		}
 	}
-	t, cards, ok := c.prof.EarliestStart(1, dur, req)
-	if !ok || t > baselineMargin(c) {
-		// Not served now even with requeues: keep the ordinary profile.
-		*c = saved
-		return 0, nil, false
-	}
-	return t, cards, true
+	return nil
 }
 
 func baselineMargin(c *cycle) int64 { return max(ceilSec(c.h.cfg.Preempt.Margin.Seconds()), 1) }
 
-// preemptFor emits the preemptions a reservation at t needs now: backfill
-// jobs on its cards that are expected to run past t, when t is within
-// their notice (the reservation is due).
+// preemptFor emits the preemptions a reservation at t needs: backfill
+// jobs on its cards that may yield (checkpointable, or past the threshold),
+// are expected to run past t, and are not protected now. Each is told once
+// the reservation is within its notice plus the lookahead, with notice =
+// the time until the cards must be free, so that it yields at t, not later
+// because no cycle came at the right moment; the resource manager stops it
+// when the notice runs out, if it has not ended by then.
 func (c *cycle) preemptFor(j *model.Job, t int64, cards []int) {
 	h := c.h
 	first, seen := h.mem.firstReserved[j.ID]
 	thresholdPassed := seen && c.s.Now.Sub(first) > h.cfg.Preempt.Threshold
+	look := baseline.Seconds(h.cfg.Preempt.Lookahead)
+	// Only jobs the reservation was planned to take cards from yield.
 	var victims []preempt.Candidate
 	seenJob := map[int]bool{}
 	for _, id := range cards {
@@ -109,25 +151,29 @@ func (c *cycle) preemptFor(j *model.Job, t int64, cards []int) {
 		}
 		seenJob[ri] = true
 		r := &c.s.Running[ri]
+		if r.ProtectedUntil.After(c.s.Now) {
+			continue // protected: a later cycle tells it, once protection ends
+		}
 		rel := preempt.ReleaseOf(h.cfg.Preempt, r, c.s.Now, thresholdPassed)
 		if !rel.OK {
 			continue
 		}
 		due := ceilSec(rel.At.Sub(c.s.Now).Seconds())
-		// Expected to end before it could be made to yield: let it finish.
-		if c.runDist[ri].Quantile(h.cfg.Quantile) < float64(due) {
+		if due > t || t > due+look {
+			continue // not needed for this reservation, or not yet
+		}
+		// Expected to end by the reservation: let it finish.
+		if c.runRem[ri].Quantile(h.cfg.Quantile) <= float64(t) {
 			continue
 		}
-		if due < t || r.ProtectedUntil.After(c.s.Now) {
-			continue // not due yet, or still protected: wait
-		}
+		rel.Notice = time.Duration(t) * time.Second
 		victims = append(victims, preempt.Candidate{Index: ri, Release: rel, Start: r.Start, ID: r.Job.ID})
 	}
 	preempt.Order(victims)
 	for _, v := range victims {
 		c.d.Preemptions = append(c.d.Preemptions, model.Preemption{
 			JobID: v.ID, Action: v.Release.Action, Notice: v.Release.Notice, ForJobID: j.ID,
-			Reason: fmt.Sprintf("%s's reservation at %s is due on its cards", j.ID, c.at(t).UTC().Format(time.RFC3339)),
+			Reason: fmt.Sprintf("%s's reservation at %s claims its cards", j.ID, c.at(t).UTC().Format(time.RFC3339)),
 		})
 	}
 }

@@ -25,11 +25,19 @@ type Config struct {
 	// CompensationStep and CompensationCap bound the priority a requeued
 	// job gains: step per requeue, at most cap (defaults 1 and 3).
 	CompensationStep, CompensationCap int
+	// Lookahead: a job is told to yield once the reservation that needs
+	// its cards is within its notice plus this (default 10 min), with a
+	// notice that runs out when the reservation starts.
+	Lookahead time.Duration
+	// MinGain: backfill jobs are preempted for a reservation only when
+	// that starts it more than this much earlier than waiting (default
+	// 10 min): a suspension costs the job two checkpoints and a requeue.
+	MinGain time.Duration
 }
 
 // Defaults returns the documented defaults.
 func Defaults() Config {
-	return Config{Threshold: 30 * time.Minute, Margin: time.Minute, CompensationStep: 1, CompensationCap: 3}
+	return Config{Threshold: 30 * time.Minute, Margin: time.Minute, CompensationStep: 1, CompensationCap: 3, Lookahead: 10 * time.Minute, MinGain: 10 * time.Minute}
 }
 
 // Compensation is the bounded priority bonus of a job requeued n times.

@@ -27,7 +27,11 @@ type Request struct {
 // one island has no separate per-node count.
 func RequestOf(j *model.Job) Request {
 	r := Request{Cards: j.Cards, PerNode: j.CardsPerNode, Topology: j.Topology, Model: j.CardModel}
-	if r.Topology == model.TopologySameNode || r.Topology == model.TopologySameIsland || r.PerNode == r.Cards {
+	if r.PerNode == r.Cards && r.Topology != model.TopologySameIsland {
+		// All its cards per node: one node.
+		r.Topology = model.TopologySameNode
+	}
+	if r.Topology == model.TopologySameNode || r.Topology == model.TopologySameIsland {
 		r.PerNode = 0
 	}
 	return r
