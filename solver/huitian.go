@@ -46,6 +46,9 @@ type Config struct {
 	// job placed beyond the safe bound ε (default 0.5): its checkpoint is
 	// insurance against a late finish, not a planned suspension.
 	SuspendMaxProb float64
+	// StickySlack: the head keeps last cycle's reserved cards unless other
+	// cards start it more than this much earlier (default 15 min).
+	StickySlack time.Duration
 	// ShortestFirst orders backfill candidates by predicted median runtime,
 	// shortest first, as EASY++ does (default true); false keeps queue order.
 	ShortestFirst bool
@@ -56,7 +59,7 @@ func DefaultConfig() Config {
 	return Config{
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
 		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour, ShortestFirst: true,
-		SuspendMaxProb: 0.5,
+		SuspendMaxProb: 0.5, StickySlack: 15 * time.Minute,
 	}
 }
 

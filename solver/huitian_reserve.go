@@ -23,6 +23,15 @@ func (c *cycle) reserve(j *model.Job) {
 		c.pending(j, model.PendingNeverFits, "no cards can ever hold %s", describe(req))
 		return
 	}
+	// Keep the head on the cards it held last cycle unless others serve it
+	// markedly earlier: a reservation that hops to other cards whenever
+	// its own are late leaves the cards it left to long backfill jobs, and
+	// slips again and again.
+	if len(c.resv) == 0 {
+		if tp, prev, ok := c.stickyStart(j, dur); ok && tp <= t+baseline.Seconds(h.cfg.StickySlack) {
+			t, cards = tp, prev
+		}
+	}
 	// Preempting backfill jobs for the head is worth it only when it
 	// starts the head markedly earlier: checkpointable jobs are suspended
 	// when that gains more than MinGain; jobs that cannot checkpoint are
@@ -94,6 +103,31 @@ func (c *cycle) reserve(j *model.Job) {
 	if preempting {
 		c.preemptFor(j, t, cards)
 	}
+}
+
+// stickyStart returns when the cards a job was reserved on last cycle are
+// all free for dur, if they still exist and are usable.
+func (c *cycle) stickyStart(j *model.Job, dur int64) (int64, []int, bool) {
+	refs, ok := c.h.mem.lastCards[j.ID]
+	if !ok || len(refs) != j.Cards {
+		return 0, nil, false
+	}
+	cards := make([]int, len(refs))
+	t := int64(1)
+	for i, r := range refs {
+		id, ok := c.lay.CardID(r)
+		if !ok || !c.lay.Cards[id].Usable {
+			return 0, nil, false
+		}
+		cards[i] = id
+		t = max(t, c.prof.Release(id))
+	}
+	for _, id := range cards {
+		if !c.prof.FreeOver(id, t, t+dur) {
+			return 0, nil, false
+		}
+	}
+	return t, cards, true
 }
 
 // hasReleasable reports whether some running backfill job could be made

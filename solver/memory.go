@@ -16,6 +16,8 @@ type memory struct {
 	tuner tune.State
 	// firstReserved: the reservation start a job got when first reserved.
 	firstReserved map[string]time.Time
+	// lastCards: the cards of each job's reservation in the last decision.
+	lastCards map[string][]model.CardRef
 	// preempted: jobs preempted since they last started; their partial runs
 	// do not teach the runtime history.
 	preempted map[string]bool
@@ -29,6 +31,7 @@ func newMemory(cfg Config) memory {
 		hist:          estimate.NewWindow(cfg.Estimate),
 		tuner:         tune.NewState(cfg.Tune),
 		firstReserved: map[string]time.Time{},
+		lastCards:     map[string][]model.CardRef{},
 		preempted:     map[string]bool{},
 	}
 }
@@ -72,10 +75,12 @@ func (h *Huitian) Observe(e model.Event) {
 // first starts, and the capacity used by backfill since the last cycle.
 func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 	m := &h.mem
+	clear(m.lastCards)
 	for _, r := range d.Reservations {
 		if _, ok := m.firstReserved[r.JobID]; !ok {
 			m.firstReserved[r.JobID] = r.Start
 		}
+		m.lastCards[r.JobID] = r.Cards
 	}
 	if !m.lastNow.IsZero() && s.Now.After(m.lastNow) {
 		dt := s.Now.Sub(m.lastNow).Seconds()
