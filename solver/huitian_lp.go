@@ -160,10 +160,14 @@ func (c *cycle) value(cd *candidate, lv *levels, l, node int, frag func(f, k int
 	}
 	useful = useful / (estimate.Grid - 1) * float64(j.Cards)
 	// Weight by wait relative to the job's length (its slowdown so far,
-	// bounded), so that a short job that waited long is worth more than a
-	// long job that waited as long; and by compensation for requeues.
+	// bounded) and by compensation for requeues; and normalise by the job's
+	// length against the candidates' median (tau): card-seconds alone
+	// favour long jobs, while what starting a job now buys is its
+	// slowdown relief, which is larger for a short job.
 	wait := math.Max(c.s.Now.Sub(j.Submit).Seconds(), 0)
-	weight := 1 + math.Min(wait/math.Max(cd.e.dist.Mean(), 600), 10) + 0.25*float64(preempt.Compensation(c.h.cfg.Preempt, j.RequeueCount))
+	length := math.Max(cd.e.dist.Mean(), 600)
+	weight := (1 + math.Min(wait/length, 10) + 0.25*float64(preempt.Compensation(c.h.cfg.Preempt, j.RequeueCount))) *
+		math.Max(tau, 600) / length
 	v := useful * weight
 	if node >= 0 && j.Comm == model.CommHigh && j.Cards > 1 {
 		n := c.lay.Nodes[node]
