@@ -25,6 +25,9 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	if d == nil {
 		return false, fmt.Errorf("sim: cycle %d at %s: plan returned no decision", e.cycles, now.UTC().Format(time.RFC3339))
 	}
+	e.account(t)
+	e.statIdle, e.statBf = d.Stats.IdleCards, d.Stats.BackfillCards
+	e.acc.accounted = e.acc.accounted || d.Stats.IdleCards > 0 || d.Stats.BackfillCards > 0
 	e.stamp++
 	// 1. Preemptions first: a requeue without notice frees its cards for
 	// the starts of the same decision.

@@ -205,6 +205,10 @@ type engine struct {
 
 	acc      accum
 	earlyBuf []event
+	// The last cycle's idle-capacity accounting and its time; statT < 0
+	// before the first cycle.
+	statT            int64
+	statIdle, statBf int
 	series   *seriesRec
 	progress int
 }
@@ -293,6 +297,7 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 		e.res[i] = JobResult{ID: tj.ID, Submit: tj.Submit, Start: -1, End: -1, Cards: tj.Spec.Cards}
 	}
 	e.snap = model.Snapshot{Cluster: cfg.Cluster, Options: cfg.Options}
+	e.statT = -1
 	if cfg.Series && len(jobs) > 0 {
 		e.series = newSeriesRec(jobs[0].Submit)
 	}
@@ -315,6 +320,7 @@ func (e *engine) at(t int64) time.Time { return e.epoch.Add(time.Duration(t) * t
 func (e *engine) run(ctx context.Context) error {
 	interval := int64(e.cfg.Interval / time.Second)
 	var nextTick int64 = -1
+	var last int64
 	if interval > 0 && len(e.trace) > 0 {
 		nextTick = e.trace[0].Submit
 	}
@@ -334,6 +340,7 @@ func (e *engine) run(ctx context.Context) error {
 		if t < 0 {
 			break
 		}
+		last = t
 		if e.cycles&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -381,11 +388,22 @@ func (e *engine) run(ctx context.Context) error {
 			e.series.step(t, e.busy, len(e.queued))
 		}
 	}
+	e.account(last)
 	if e.cfg.Progress != nil && e.progress > 0 {
 		e.cfg.Progress(e.progress)
 		e.progress = 0
 	}
 	return nil
+}
+
+// account integrates the last cycle's idle-capacity accounting up to t.
+func (e *engine) account(t int64) {
+	if e.statT >= 0 && t > e.statT {
+		dt := float64(t - e.statT)
+		e.acc.idleCardSeconds += float64(e.statIdle) * dt
+		e.acc.backfillCardSeconds += float64(e.statBf) * dt
+	}
+	e.statT = max(e.statT, t)
 }
 
 // perEvent handles everything at t the way pyss does. pyss orders events at

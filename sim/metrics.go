@@ -70,8 +70,10 @@ type Summary struct {
 	// resources that ended without being preempted; nil when none was.
 	BackfillCompletionRate *float64 `json:"backfill_completion_rate"`
 	// BackfillUtilization is the share of otherwise idle card time that
-	// backfill used. It needs the planner's idle-capacity accounting: nil
-	// until a planner provides it.
+	// backfill used, from the planner's own accounting: each cycle's
+	// model.Stats.BackfillCards over its IdleCards, both weighted by the time
+	// to the next cycle (as the planner's tuner measures it). Nil when the
+	// planner reports no such accounting (the baselines).
 	BackfillUtilization *float64 `json:"backfill_utilization"`
 	// MainJobs and MainAvgWait are over the finished jobs whose first start
 	// was regular; MainAvgWait is nil when there are none.
@@ -88,6 +90,11 @@ type accum struct {
 	preemptions     int
 	regularStarts   int
 	backfillStarts  int
+
+	// The planner's idle-capacity accounting, integrated over time.
+	idleCardSeconds     float64
+	backfillCardSeconds float64
+	accounted           bool // some cycle reported idle or backfill cards
 }
 
 // summarize aggregates job results on a cluster of usable cards.
@@ -147,6 +154,10 @@ func summarize(jobs []JobResult, usable int, acc accum, cycles int) Summary {
 	if bfJobs > 0 {
 		r := float64(bfClean) / float64(bfJobs)
 		s.BackfillCompletionRate = &r
+	}
+	if acc.accounted && acc.idleCardSeconds > 0 {
+		u := acc.backfillCardSeconds / acc.idleCardSeconds
+		s.BackfillUtilization = &u
 	}
 	if s.MainJobs > 0 {
 		w := mainWait / float64(s.MainJobs)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim/trace"
 )
 
 func TestSummarizeByHand(t *testing.T) {
@@ -100,5 +101,28 @@ func TestSeries(t *testing.T) {
 	}
 	if math.Abs(got-integral) > 1e-6 {
 		t.Errorf("integral %v, want %v (width %d, %d buckets)", got, integral, s.Width, len(s.Busy))
+	}
+}
+
+func TestBackfillUtilization(t *testing.T) {
+	// The planner reports 4 idle / 1 backfill card at t=0 and 2 / 2 at
+	// t=10; the run ends at 30: (1×10 + 2×20) / (4×10 + 2×20) = 50/80.
+	stats := map[int64]model.Stats{0: {IdleCards: 4, BackfillCards: 1}, 10: {IdleCards: 2, BackfillCards: 2}}
+	pl := planFunc(func(s *model.Snapshot) (*model.Decision, error) {
+		d, err := easy().Plan(t.Context(), s)
+		if err != nil {
+			return nil, err
+		}
+		d.Stats = stats[sec(s.Now)]
+		return d, nil
+	})
+	res := run(t, []trace.Job{tj("1", 0, 30, 30, 1), tj("2", 10, 5, 5, 1)}, pl, Config{Cluster: flat(t, 4)})
+	if u := res.Summary.BackfillUtilization; u == nil || *u != 50.0/80 {
+		t.Errorf("backfill utilization %v, want %v", u, 50.0/80)
+	}
+	// The baselines report no accounting: null.
+	res = run(t, []trace.Job{tj("1", 0, 30, 30, 1)}, easy(), Config{Cluster: flat(t, 4)})
+	if u := res.Summary.BackfillUtilization; u != nil {
+		t.Errorf("backfill utilization %v without accounting, want nil", *u)
 	}
 }
