@@ -145,6 +145,9 @@ func TestPreemption(t *testing.T) {
 		{"suspend keeps progress", model.PreemptSuspend, 0, 37, 124, 14, 1, 1},
 		// Requeue: main 30–40, bf starts over 40–140. Lost: 30 s of work.
 		{"requeue loses progress", model.PreemptRequeue, 0, 30, 140, 30, 1, 1},
+		// A 10 s notice: bf works until 33, checkpoints 33–40 (within the
+		// notice), main 40–50, bf restores 50–57 and ends at 124.
+		{"suspend within a notice", model.PreemptSuspend, 10 * time.Second, 40, 124, 14, 1, 1},
 		// A 5 s notice: bf works until 35, then requeues.
 		{"requeue after a notice", model.PreemptRequeue, 5 * time.Second, 35, 145, 35, 1, 1},
 	} {
