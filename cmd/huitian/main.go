@@ -35,6 +35,7 @@ func newRootCmd() *cobra.Command {
 		newTopoCmd(),
 		newWhatifCmd(),
 		newServeCmd(),
+		newBenchCmd(),
 	)
 	return root
 }
