@@ -209,8 +209,8 @@ type engine struct {
 	// before the first cycle.
 	statT            int64
 	statIdle, statBf int
-	series   *seriesRec
-	progress int
+	series           *seriesRec
+	progress         int
 }
 
 // Run replays jobs (sorted by submit, as trace readers return them) on
