@@ -324,7 +324,7 @@ func (e *engine) run(ctx context.Context) error {
 	if interval > 0 && len(e.trace) > 0 {
 		nextTick = e.trace[0].Submit
 	}
-	for {
+	for iter := 0; ; iter++ {
 		// 1. The next time anything happens.
 		t := int64(-1)
 		if e.heap.len() > 0 {
@@ -341,7 +341,7 @@ func (e *engine) run(ctx context.Context) error {
 			break
 		}
 		last = t
-		if e.cycles&1023 == 0 {
+		if iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
