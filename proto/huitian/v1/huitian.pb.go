@@ -2978,6 +2978,7 @@ type WhatIfRequest struct {
 	//
 	//	*WhatIfRequest_ClusterSpec
 	//	*WhatIfRequest_Shape
+	//	*WhatIfRequest_ClusterPreset
 	Cluster isWhatIfRequest_Cluster `protobuf_oneof:"cluster"`
 	// The policies to compare, each on the same workload and cluster.
 	Policies []Policy `protobuf:"varint,7,rep,packed,name=policies,proto3,enum=huitian.v1.Policy" json:"policies,omitempty"`
@@ -3085,6 +3086,15 @@ func (x *WhatIfRequest) GetShape() *ClusterShape {
 	return nil
 }
 
+func (x *WhatIfRequest) GetClusterPreset() string {
+	if x != nil {
+		if x, ok := x.Cluster.(*WhatIfRequest_ClusterPreset); ok {
+			return x.ClusterPreset
+		}
+	}
+	return ""
+}
+
 func (x *WhatIfRequest) GetPolicies() []Policy {
 	if x != nil {
 		return x.Policies
@@ -3146,9 +3156,20 @@ type WhatIfRequest_Shape struct {
 	Shape *ClusterShape `protobuf:"bytes,6,opt,name=shape,proto3,oneof"`
 }
 
+type WhatIfRequest_ClusterPreset struct {
+	// A cluster as `huitian whatif --cluster` names it, built the same way:
+	// flat (single-card nodes, as many as the trace's machine size), flat:N
+	// (N single-card nodes, no topology) or hgx:N (N nodes of 8 cards in
+	// one NVSwitch island each, leaf switches of 32 nodes). Cluster files
+	// (file:, openb:, .json) are not read.
+	ClusterPreset string `protobuf:"bytes,10,opt,name=cluster_preset,json=clusterPreset,proto3,oneof"`
+}
+
 func (*WhatIfRequest_ClusterSpec) isWhatIfRequest_Cluster() {}
 
 func (*WhatIfRequest_Shape) isWhatIfRequest_Cluster() {}
+
+func (*WhatIfRequest_ClusterPreset) isWhatIfRequest_Cluster() {}
 
 // WhatIfResponse is one message of a what-if stream: progress while the
 // simulation runs, then the comparison as the last message.
@@ -4113,7 +4134,7 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x0ecards_per_node\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x01R\fcardsPerNode\x121\n" +
 	"\x10nodes_per_switch\x18\x03 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x0enodesPerSwitch\x12\x1d\n" +
 	"\n" +
-	"card_model\x18\x04 \x01(\tR\tcardModel\"\xed\x03\n" +
+	"card_model\x18\x04 \x01(\tR\tcardModel\"\xa1\x04\n" +
 	"\rWhatIfRequest\x12\x1f\n" +
 	"\n" +
 	"trace_data\x18\x01 \x01(\fH\x00R\ttraceData\x12(\n" +
@@ -4124,7 +4145,9 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x06format\x18\x04 \x01(\x0e2\x17.huitian.v1.TraceFormatB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06format\x128\n" +
 	"\fcluster_spec\x18\x05 \x01(\v2\x13.huitian.v1.ClusterH\x01R\vclusterSpec\x120\n" +
-	"\x05shape\x18\x06 \x01(\v2\x18.huitian.v1.ClusterShapeH\x01R\x05shape\x12E\n" +
+	"\x05shape\x18\x06 \x01(\v2\x18.huitian.v1.ClusterShapeH\x01R\x05shape\x122\n" +
+	"\x0ecluster_preset\x18\n" +
+	" \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x01R\rclusterPreset\x12E\n" +
 	"\bpolicies\x18\a \x03(\x0e2\x12.huitian.v1.PolicyB\x15\xbaH\x12\x92\x01\x0f\b\x01\x10\b\x18\x01\"\a\x82\x01\x04\x10\x01 \x00R\bpolicies\x121\n" +
 	"\aoptions\x18\b \x01(\v2\x17.huitian.v1.PlanOptionsR\aoptions\x12\"\n" +
 	"\bmax_jobs\x18\t \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\amaxJobsB\x0e\n" +
@@ -4468,6 +4491,7 @@ func file_huitian_v1_huitian_proto_init() {
 		(*WhatIfRequest_SynthSpec)(nil),
 		(*WhatIfRequest_ClusterSpec)(nil),
 		(*WhatIfRequest_Shape)(nil),
+		(*WhatIfRequest_ClusterPreset)(nil),
 	}
 	file_huitian_v1_huitian_proto_msgTypes[25].OneofWrappers = []any{
 		(*WhatIfResponse_Progress)(nil),
