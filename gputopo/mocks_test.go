@@ -7,6 +7,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
 // nvmlBus writes a PCI address the way NVML does: an eight-digit domain.
@@ -218,16 +219,16 @@ func meshBox() box {
 // NVLinks per card to the six NVSwitches, NUMA nodes 3,3,1,1,7,7,5,5 (NPS4,
 // sockets 0-3 and 4-7), PXB within a card pair, NODE within a socket, SYS
 // across. UUIDs are fixed for the golden files.
-func dgxA100() (*dgxa100.Server, []*dgxa100.Device) {
+func dgxA100() (*server.Server, []*server.Device) {
 	s := dgxa100.New()
 	buses := []string{"0000:07:00.0", "0000:0F:00.0", "0000:47:00.0", "0000:4E:00.0", "0000:87:00.0", "0000:90:00.0", "0000:B7:00.0", "0000:BD:00.0"}
 	numa := []int{3, 3, 1, 1, 7, 7, 5, 5}
-	devs := make([]*dgxa100.Device, len(s.Devices))
+	devs := make([]*server.Device, len(s.Devices))
 	for i := range s.Devices {
-		devs[i] = s.Devices[i].(*dgxa100.Device)
+		devs[i] = s.Devices[i].(*server.Device)
 	}
 	pos := func(d nvml.Device) int {
-		return slices.IndexFunc(devs, func(x *dgxa100.Device) bool { return nvml.Device(x) == d })
+		return slices.IndexFunc(devs, func(x *server.Device) bool { return nvml.Device(x) == d })
 	}
 	for i, d := range devs {
 		d.UUID = fakeUUID("dgx-a100", i)

@@ -213,8 +213,7 @@ func (t *Topology) components(linked func(Pair) bool) [][]int {
 	for a := range root {
 		root[a] = a
 	}
-	var find func(int) int
-	find = func(a int) int {
+	find := func(a int) int {
 		for root[a] != a {
 			root[a] = root[root[a]]
 			a = root[a]

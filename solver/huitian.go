@@ -116,7 +116,6 @@ type cycle struct {
 	runRem    []estimate.Dist // remaining time of running jobs, if left to run
 	startDist []estimate.Dist // runtime of jobs started this cycle
 	resv      []resv
-	claimBy   []int32 // per card: the reservation with the earliest claim, -1 none
 	classes   fragment.Classes
 	waiting   string
 	grace     int64

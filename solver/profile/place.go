@@ -13,7 +13,6 @@ type scratch struct {
 	onNodes []int
 	key     []int64 // per card: placement preference, smaller first
 	nodes   []nodeGroup
-	picked  []int
 
 	nodeCnt   []int32 // sweep counters
 	islandCnt []int32
@@ -262,12 +261,6 @@ func (p *Profile) placeSwitch(groups []nodeGroup, req Request) []int {
 	need := req.Cards
 	if req.PerNode > 0 {
 		need = req.Cards / req.PerNode
-	}
-	type sw struct {
-		group    int32
-		capacity int
-		first    int // index into groups
-		end      int
 	}
 	// groups are in node order; switch groups need not be contiguous, so
 	// collect per group.

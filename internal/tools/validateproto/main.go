@@ -25,6 +25,7 @@ import (
 	"runtime/debug"
 
 	"buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	//lint:ignore SA1019 protoprint, the only .proto printer served here, takes v1 descriptors
 	"github.com/jhump/protoreflect/desc"
 	"github.com/jhump/protoreflect/desc/protoprint"
 )
