@@ -1172,8 +1172,10 @@ type Card struct {
 	PciBusId string `protobuf:"bytes,6,opt,name=pci_bus_id,json=pciBusId,proto3" json:"pci_bus_id,omitempty"`
 	// NVLink connections from this card to peers on the same node.
 	Nvlinks []*NvLink `protobuf:"bytes,7,rep,name=nvlinks,proto3" json:"nvlinks,omitempty"`
-	// The NVLink island (a set of cards fully connected by NVLink) the card
-	// belongs to, as an id unique on its node; empty when the card has none.
+	// The NVLink island the card belongs to: a connected component of the
+	// node's NVLink graph (all cards on an NVSwitch board form one island;
+	// bridged pairs form islands of two), as an id unique on its node. Empty
+	// means the card is an island of its own. `huitian topo` fills it.
 	// TOPOLOGY_SAME_NVLINK_ISLAND places a job inside one island.
 	NvlinkIsland string `protobuf:"bytes,8,opt,name=nvlink_island,json=nvlinkIsland,proto3" json:"nvlink_island,omitempty"`
 	// True when the card must not be given new work (XID errors, ECC
