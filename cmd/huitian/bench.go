@@ -18,14 +18,15 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var (
-		cards, queued []int
-		policies      []string
-		runs          int
-		budget        time.Duration
-		maxTime       time.Duration
-		jsonOut       bool
-		cores         int
-		seed          uint64
+		cards, queued   []int
+		policies        []string
+		runs            int
+		budget          time.Duration
+		maxTime         time.Duration
+		jsonOut         bool
+		cores           int
+		seed            uint64
+		conservativeMax int
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -55,6 +56,11 @@ gives it. Policies run one after another on one core (--cores).`,
 					s := bench.Snapshot(c, q, seed)
 					easy := 0.0
 					for _, p := range pols {
+						if p == model.PolicyConservative && c*q > conservativeMax {
+							// One reservation sweep per blocked job: O(queue × cards).
+							fmt.Fprintf(os.Stderr, "skipped conservative at %d cards × %d queued (above --conservative-max %d card-jobs)\n", c, q, conservativeMax)
+							continue
+						}
 						pl, err := bench.NewPlanner(p, hist)
 						if err != nil {
 							return exitWith(2, err)
@@ -111,5 +117,6 @@ gives it. Policies run one after another on one core (--cores).`,
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.Flags().IntVar(&cores, "cores", 1, "GOMAXPROCS while measuring")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "workload seed")
+	cmd.Flags().IntVar(&conservativeMax, "conservative-max", 8192*5000, "skip conservative above this many cards × queued jobs (it reserves for every blocked job: O(queue × cards))")
 	return cmd
 }
