@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -48,19 +50,33 @@ func ForPolicy(p model.Policy, depth int) (Params, bool) {
 	return Params{}, false
 }
 
-// Planner is a baseline planner. It keeps no state between cycles.
+// Planner is a baseline planner. It keeps no state between cycles but
+// recycled memory: profiles from a pool, reset before use. It is safe for
+// concurrent use.
 type Planner struct {
-	P Params
+	P    Params
+	pool sync.Pool // of *profile.Profile
 }
 
 // New returns a planner with the given parameters.
 func New(p Params) *Planner { return &Planner{P: p} }
 
+// profileFor returns a reset profile for the layout, recycled when one is
+// at hand.
+func (pl *Planner) profileFor(lay *model.Layout) *profile.Profile {
+	if p, ok := pl.pool.Get().(*profile.Profile); ok && p.Layout() == lay {
+		p.Reset()
+		return p
+	}
+	return profile.New(lay)
+}
+
 // Plan plans one cycle. The snapshot must be valid (model.Snapshot.Validate);
 // Plan does not modify it.
 func (pl *Planner) Plan(_ context.Context, s *model.Snapshot) (*model.Decision, error) {
-	prof, err := Load(s)
-	if err != nil {
+	prof := pl.profileFor(s.Cluster.Layout())
+	defer pl.pool.Put(prof)
+	if err := LoadInto(prof, s); err != nil {
 		return nil, err
 	}
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
@@ -76,8 +92,13 @@ func (pl *Planner) Plan(_ context.Context, s *model.Snapshot) (*model.Decision, 
 // longer, and treating it as ending now would place a reservation on cards
 // that are still busy.
 func Load(s *model.Snapshot) (*profile.Profile, error) {
-	lay := s.Cluster.Layout()
-	prof := profile.New(lay)
+	prof := profile.New(s.Cluster.Layout())
+	return prof, LoadInto(prof, s)
+}
+
+// LoadInto is Load into a fresh or reset profile of the snapshot's layout.
+func LoadInto(prof *profile.Profile, s *model.Snapshot) error {
+	lay := prof.Layout()
 	grace := Seconds(s.Options.OverrunGrace)
 	if s.Options.OverrunGrace == 0 {
 		grace = Seconds(model.DefaultOverrunGrace)
@@ -91,12 +112,12 @@ func Load(s *model.Snapshot) (*profile.Profile, error) {
 		for j, ref := range r.Cards {
 			id, ok := lay.CardID(ref)
 			if !ok {
-				return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, j, ref)
+				return fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, j, ref)
 			}
 			prof.Hold(id, end)
 		}
 	}
-	return prof, nil
+	return nil
 }
 
 // Rel converts a time to whole seconds from now, rounding up.
@@ -175,8 +196,10 @@ func (w *walker) run(order []int) {
 	slices.SortFunc(w.d.Pending, func(a, b model.Pending) int { return cmp.Compare(pos[a.JobID], pos[b.JobID]) })
 }
 
-func (w *walker) pending(j *model.Job, r model.PendingReason, format string, args ...any) {
-	w.d.Pending = append(w.d.Pending, model.Pending{JobID: j.ID, Reason: r, Message: fmt.Sprintf(format, args...)})
+// pending records why j waits. Messages are built by concatenation: a
+// deep queue gets one per job per cycle.
+func (w *walker) pending(j *model.Job, r model.PendingReason, msg string) {
+	w.d.Pending = append(w.d.Pending, model.Pending{JobID: j.ID, Reason: r, Message: msg})
 }
 
 // consider starts j now if it may and fits, else reserves for it when
@@ -185,17 +208,17 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 	dur := Seconds(j.TimeLimit)
 	req := profile.RequestOf(j)
 	if why := w.neverFits(req); why != "" {
-		w.pending(j, model.PendingNeverFits, "%s", why)
+		w.pending(j, model.PendingNeverFits, why)
 		return
 	}
 	if w.waiting != "" && !w.p.Backfill {
-		w.pending(j, model.PendingPolicy, "%s does not backfill: waits behind %s", w.p.Name, w.waiting)
+		w.pending(j, model.PendingPolicy, w.p.Name+" does not backfill: waits behind "+w.waiting)
 		return
 	}
 	cards, out := w.prof.FitNow(dur, req)
 	if out == profile.Fits {
 		if w.waiting != "" && j.Backfill == model.BackfillOptOut {
-			w.pending(j, model.PendingOptOut, "opted out of backfill: waits behind %s", w.waiting)
+			w.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+w.waiting)
 			w.markWaiting(j)
 			return
 		}
@@ -221,11 +244,11 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 	}
 	switch out {
 	case profile.NoCards:
-		w.pending(j, model.PendingResources, "needs %d cards, not enough free", j.Cards)
+		w.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
 	case profile.Claimed:
 		w.pending(j, model.PendingPriority, "would delay a reservation of an earlier job")
 	default:
-		w.pending(j, model.PendingTopology, "free cards do not meet %s", describe(req))
+		w.pending(j, model.PendingTopology, "free cards do not meet "+describe(req))
 	}
 	w.markWaiting(j)
 }

@@ -72,6 +72,27 @@ func (x *index) init(lay *model.Layout) {
 	}
 }
 
+// reset returns the index to every usable card free, with no reservation.
+func (x *index) reset(lay *model.Layout) {
+	x.total = 0
+	for i, nd := range lay.Nodes {
+		x.cnt[i], x.dirty[i], x.dpos[i] = 0, 0, -1
+		for c := nd.First; c < nd.First+nd.Len; c++ {
+			if lay.Cards[c].Usable {
+				x.cnt[i]++
+			}
+		}
+		x.total += int(x.cnt[i])
+	}
+	x.dirtyN = x.dirtyN[:0]
+	for c := range x.bucket {
+		clear(x.bucket[c])
+	}
+	for i := range lay.Nodes {
+		x.setBit(int32(i), true)
+	}
+}
+
 func (x *index) setBit(n int32, on bool) {
 	r := x.rank[n]
 	w := &x.bucket[x.cnt[n]][r/64]

@@ -46,6 +46,14 @@ func (p *Profile) place(req Request, cands []int) []int {
 	if req.Cards <= 0 || len(cands) < req.Cards {
 		return nil
 	}
+	if p.ix.maxLen == 1 && len(p.lay.Switches) == 0 && req.Topology == model.TopologyAny && req.PerNode == 0 {
+		return p.placeFlat(req.Cards, cands)
+	}
+	return p.placeGeneral(req, cands)
+}
+
+// placeGeneral is place without the flat-machine shortcut.
+func (p *Profile) placeGeneral(req Request, cands []int) []int {
 	groups := p.groupByNode(cands)
 	var got []int
 	switch req.Topology {
@@ -339,15 +347,31 @@ func (p *Profile) placeSpread(groups []nodeGroup, req Request) []int {
 		}
 		return out
 	}
-	slices.SortFunc(order, func(a, b nodeGroup) int {
-		if c := cmp.Compare(len(b.cards), len(a.cards)); c != 0 {
-			return c
+	if allSingles(order) {
+		// One card per node (a flat machine): order by preference, then
+		// name, with a plain integer sort of packed keys.
+		packed := make([]int64, len(order))
+		for i, g := range order {
+			k := min(max(g.key, -1<<37), 1<<37) + 1<<37
+			packed[i] = k<<24 | int64(p.ix.rank[g.node])
 		}
-		if c := cmp.Compare(a.key, b.key); c != 0 {
-			return c
+		slices.Sort(packed)
+		byRank := p.ix.byRank
+		for i, v := range packed {
+			n := byRank[v&(1<<24-1)]
+			order[i] = nodeGroup{node: n, key: v>>24 - 1<<37, cards: groupsByNode(groups, n)}
 		}
-		return cmp.Compare(p.ix.rank[a.node], p.ix.rank[b.node])
-	})
+	} else {
+		slices.SortFunc(order, func(a, b nodeGroup) int {
+			if c := cmp.Compare(len(b.cards), len(a.cards)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+			return cmp.Compare(p.ix.rank[a.node], p.ix.rank[b.node])
+		})
+	}
 	var out []int
 	k := req.Cards
 	for i := 0; i < len(order) && k > 0; i++ {
@@ -364,5 +388,39 @@ func (p *Profile) placeSpread(groups []nodeGroup, req Request) []int {
 	if k > 0 {
 		return nil
 	}
+	return out
+}
+
+func allSingles(gs []nodeGroup) bool {
+	for _, g := range gs {
+		if len(g.cards) != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// groupsByNode finds node n's group among groups (in node order).
+func groupsByNode(groups []nodeGroup, n int32) []int {
+	i, _ := slices.BinarySearchFunc(groups, n, func(g nodeGroup, n int32) int { return cmp.Compare(g.node, n) })
+	return groups[i].cards
+}
+
+// placeFlat is place on a machine of one-card nodes and no switches (the
+// SWF traces' processors): every node holds one card, so best fit is the
+// k cards of smallest preference, then name — what the general path picks,
+// without building node groups.
+func (p *Profile) placeFlat(k int, cands []int) []int {
+	packed := make([]int64, len(cands))
+	for i, c := range cands {
+		key := min(max(p.sc.key[c], -1<<37), 1<<37) + 1<<37
+		packed[i] = key<<24 | int64(p.ix.rank[p.lay.Cards[c].Node])
+	}
+	slices.Sort(packed)
+	out := make([]int, k)
+	for i := range out {
+		out[i] = p.lay.Nodes[p.ix.byRank[packed[i]&(1<<24-1)]].First
+	}
+	slices.Sort(out)
 	return out
 }

@@ -95,6 +95,21 @@ func New(lay *model.Layout) *Profile {
 	return p
 }
 
+// Reset makes every card free forever again, keeping the profile's memory
+// (and its per-layout caches), so that a planner can reuse one profile
+// cycle after cycle without allocating it anew.
+func (p *Profile) Reset() {
+	clear(p.rel)
+	for c := range p.spans {
+		if len(p.spans[c]) > 0 {
+			p.spans[c] = p.spans[c][:0]
+		}
+	}
+	p.freeDirty = true
+	p.gen++
+	p.ix.reset(p.lay)
+}
+
 // Layout returns the layout the profile was built on.
 func (p *Profile) Layout() *model.Layout { return p.lay }
 

@@ -107,10 +107,15 @@ type eventIter struct {
 	ok    bool
 }
 
-type baseEvent struct {
-	t    int64
-	card int32
-}
+// baseEvent is a card without reservations, free from t on: packed as
+// t<<24 | card so that a plain integer sort orders them.
+type baseEvent int64
+
+const cardBits = 24
+
+func packBase(t int64, card int) baseEvent { return baseEvent(t<<cardBits | int64(card)) }
+func (b baseEvent) t() int64               { return int64(b) >> cardBits }
+func (b baseEvent) card() int32            { return int32(int64(b) & (1<<cardBits - 1)) }
 
 // gap is a free interval [start, end) of a card with reservations.
 type gap struct {
@@ -131,7 +136,7 @@ func (it *eventIter) fill() {
 	if it.ok {
 		return
 	}
-	for it.i < len(it.base) && !it.accepts(it.base[it.i].card) {
+	for it.i < len(it.base) && !it.accepts(it.base[it.i].card()) {
 		it.i++
 	}
 	for it.j < len(it.ins) && (!it.accepts(it.ins[it.j].card) || !it.usable(&it.ins[it.j])) {
@@ -146,7 +151,7 @@ func (it *eventIter) fill() {
 		best, t = 2, it.outs[it.k].end-it.dur+1
 	}
 	if it.i < len(it.base) {
-		if bt := max(it.base[it.i].t, it.after); best < 0 || bt < t {
+		if bt := max(it.base[it.i].t(), it.after); best < 0 || bt < t {
 			best, t = 0, bt
 		}
 	}
@@ -157,7 +162,7 @@ func (it *eventIter) fill() {
 	}
 	switch best {
 	case 0:
-		it.cur = event{t: t, card: it.base[it.i].card, add: true}
+		it.cur = event{t: t, card: it.base[it.i].card(), add: true}
 		it.i++
 	case 1:
 		it.cur = event{t: t, card: it.ins[it.j].card, add: true}
@@ -186,7 +191,7 @@ func (p *Profile) events() ([]baseEvent, []gap, []gap) {
 			continue
 		}
 		if len(p.spans[c]) == 0 {
-			p.base = append(p.base, baseEvent{p.rel[c], int32(c)})
+			p.base = append(p.base, packBase(p.rel[c], c))
 			continue
 		}
 		gs := p.rel[c]
@@ -203,12 +208,7 @@ func (p *Profile) events() ([]baseEvent, []gap, []gap) {
 			}
 		}
 	}
-	slices.SortFunc(p.base, func(a, b baseEvent) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.card, b.card)
-	})
+	slices.Sort(p.base)
 	slices.SortFunc(p.gapsIn, func(a, b gap) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
