@@ -253,23 +253,14 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	}
 	c.d.Stats.Candidates = len(backfill)
 	if h.lp != nil && len(backfill) > 0 {
+		// Out of budget (or a solver failure), the LP placed nothing and
+		// every candidate goes through the greedy pass: the greedy decision,
+		// and the stats say so.
 		rest, fallback := c.placeLP(ctx, backfill)
-		if fallback {
-			g := &Huitian{name: h.name, cfg: h.cfg, mem: h.mem}
-			d, err := g.Plan(context.Background(), s)
-			if err != nil {
-				return nil, err
-			}
-			d.Stats.Fallback = true
-			return d, nil
-		}
+		c.d.Stats.Fallback = fallback
 		backfill = rest
 	}
 	for _, idx := range backfill {
-		if err := ctx.Err(); err != nil {
-			c.pending(&s.Queued[idx], model.PendingResources, "not considered: the cycle's time budget ran out")
-			continue
-		}
 		c.backfill(&s.Queued[idx])
 	}
 	// 5. Estimated starts of waiting jobs, from the same model.

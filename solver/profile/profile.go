@@ -52,9 +52,10 @@ type Profile struct {
 	group   []int32
 	ngroups int
 
-	// free is the sorted list of usable cards free now; wins their windows, sorted.
+	// free is the sorted list of usable cards free now, with stale entries
+	// (cards started since) skipped on use and compacted when many.
 	free      []int
-	wins      []int64
+	stale     int
 	freeDirty bool
 
 	ix index
@@ -204,14 +205,8 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 			p.dropFree(c)
 			p.rel[c] = end
 		} else {
-			if p.FreeNow(c) {
-				if len(p.spans[c]) == 0 {
-					p.ix.change(p.lay.Cards[c].Node, 0, 1)
-				}
-				if !p.freeDirty {
-					removeSorted(&p.wins, p.Window(c, 0))
-					defer insertWindow(p, c)
-				}
+			if p.FreeNow(c) && len(p.spans[c]) == 0 {
+				p.ix.change(p.lay.Cards[c].Node, 0, 1)
 			}
 			i, _ := slices.BinarySearchFunc(p.spans[c], start, func(s span, t int64) int {
 				switch {
@@ -229,51 +224,41 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 	return nil
 }
 
-// dropFree removes a card that becomes busy from the free lists, when
-// they are current.
+// dropFree notes that a free card becomes busy: its entry in the free
+// list goes stale.
 func (p *Profile) dropFree(c int) {
-	if p.freeDirty || !p.FreeNow(c) {
-		return
+	if !p.freeDirty && p.FreeNow(c) {
+		p.stale++
 	}
-	if i, ok := slices.BinarySearch(p.free, c); ok {
-		p.free = slices.Delete(p.free, i, i+1)
-	}
-	removeSorted(&p.wins, p.Window(c, 0))
-}
-
-func removeSorted(s *[]int64, v int64) {
-	if i, ok := slices.BinarySearch(*s, v); ok {
-		*s = slices.Delete(*s, i, i+1)
-	}
-}
-
-// insertWindow puts a free card's (new) window into the sorted windows.
-func insertWindow(p *Profile, c int) {
-	w := p.Window(c, 0)
-	i, _ := slices.BinarySearch(p.wins, w)
-	p.wins = slices.Insert(p.wins, i, w)
 }
 
 func (p *Profile) refreshFree() {
-	if !p.freeDirty {
-		return
-	}
-	p.free = p.free[:0]
-	p.wins = p.wins[:0]
-	for c := range p.rel {
-		if p.FreeNow(c) {
-			p.free = append(p.free, c)
-			p.wins = append(p.wins, p.Window(c, 0))
+	switch {
+	case p.freeDirty:
+		p.free = p.free[:0]
+		for c := range p.rel {
+			if p.FreeNow(c) {
+				p.free = append(p.free, c)
+			}
 		}
+		p.freeDirty, p.stale = false, 0
+	case p.stale > 0 && 2*p.stale >= len(p.free):
+		p.compactFree()
 	}
-	slices.Sort(p.wins)
-	p.freeDirty = false
+}
+
+func (p *Profile) compactFree() {
+	p.free = slices.DeleteFunc(p.free, func(c int) bool { return !p.FreeNow(c) })
+	p.stale = 0
 }
 
 // FreeCards returns the usable cards free now, in card order. The slice is
 // the profile's own and valid until the next change.
 func (p *Profile) FreeCards() []int {
 	p.refreshFree()
+	if p.stale > 0 {
+		p.compactFree()
+	}
 	return p.free
 }
 
@@ -305,17 +290,10 @@ func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool)
 	if cards, out, ok := p.fastFit(dur, req, allow); ok {
 		return cards, out
 	}
-	p.refreshFree()
-	if len(p.free) < req.Cards {
+	if p.ix.total < req.Cards {
 		return nil, NoCards
 	}
-	if allow == nil && req.Topology == model.TopologyAny && req.PerNode == 0 && req.Model == "" {
-		// The count of cards with a long enough window decides exactly.
-		i, _ := slices.BinarySearch(p.wins, dur)
-		if len(p.wins)-i < req.Cards {
-			return nil, Claimed
-		}
-	}
+	p.refreshFree()
 	return p.fitAmong(dur, req, p.free, allow)
 }
 
@@ -346,7 +324,7 @@ func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) b
 	cands := p.sc.cands[:0]
 	claimed := 0
 	for _, c := range free {
-		if !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) || allow != nil && !allow(c) {
+		if !p.FreeNow(c) || !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) || allow != nil && !allow(c) {
 			continue
 		}
 		if w := p.Window(c, 0); w >= dur {
@@ -377,7 +355,7 @@ func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) b
 	// Tell a reservation in the way apart from a topology that cannot be met.
 	all := p.sc.cands[:0]
 	for _, c := range free {
-		if model.ModelAccepts(req.Model, p.lay.Cards[c].Model) && (allow == nil || allow(c)) {
+		if p.FreeNow(c) && model.ModelAccepts(req.Model, p.lay.Cards[c].Model) && (allow == nil || allow(c)) {
 			all = append(all, c)
 			p.sc.key[c] = 0
 		}
