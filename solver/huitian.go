@@ -120,6 +120,8 @@ type cycle struct {
 	waiting   string
 	grace     int64
 	byID      map[string]int
+	posOf     map[*model.Job]int // queue position of each queued job
+	pendPos   []int              // queue position of each pending entry
 }
 
 type jobEst struct {
@@ -187,13 +189,17 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		depth = h.cfg.Depth
 	}
 	order := h.queueOrder(s.Queued)
+	c.posOf = make(map[*model.Job]int, len(order))
+	for n, k := range order {
+		c.posOf[&s.Queued[k]] = n
+	}
 	// 1. Main pass: start jobs in queue order while they fit.
 	i := 0
 	for ; i < len(order); i++ {
 		j := &s.Queued[order[i]]
 		req := profile.RequestOf(j)
 		if !c.prof.CanEverFit(req) {
-			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold %s", describe(req))
+			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+describe(req))
 			continue
 		}
 		e := h.estimateOf(c, j)
@@ -212,7 +218,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		j := &s.Queued[idx]
 		req := profile.RequestOf(j)
 		if !c.prof.CanEverFit(req) {
-			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold %s", describe(req))
+			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+describe(req))
 			continue
 		}
 		if len(c.resv) >= depth {
@@ -265,7 +271,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	}
 	// 5. Estimated starts of waiting jobs, from the same model.
 	c.estimateStarts()
-	c.sortPending(order)
+	c.sortPending()
 	return c.d, nil
 }
 
@@ -347,19 +353,32 @@ func (c *cycle) load(mode releaseMode) error {
 	return nil
 }
 
-func (c *cycle) pending(j *model.Job, r model.PendingReason, format string, args ...any) {
-	c.d.Pending = append(c.d.Pending, model.Pending{JobID: j.ID, Reason: r, Message: fmt.Sprintf(format, args...)})
+// pending records why j waits. Messages are built by concatenation where
+// a deep queue makes them often.
+func (c *cycle) pending(j *model.Job, r model.PendingReason, msg string) {
+	c.addPending(j, model.Pending{JobID: j.ID, Reason: r, Message: msg})
 	if c.waiting == "" && r != model.PendingNeverFits {
 		c.waiting = j.ID
 	}
 }
 
-func (c *cycle) sortPending(order []int) {
-	pos := make(map[string]int, len(order))
-	for n, k := range order {
-		pos[c.s.Queued[k].ID] = n
+func (c *cycle) addPending(j *model.Job, p model.Pending) {
+	c.d.Pending = append(c.d.Pending, p)
+	c.pendPos = append(c.pendPos, c.posOf[j])
+}
+
+// sortPending puts the waiting jobs in queue order.
+func (c *cycle) sortPending() {
+	idx := make([]int, len(c.d.Pending))
+	for i := range idx {
+		idx[i] = i
 	}
-	slices.SortFunc(c.d.Pending, func(a, b model.Pending) int { return cmp.Compare(pos[a.JobID], pos[b.JobID]) })
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(c.pendPos[a], c.pendPos[b]) })
+	out := make([]model.Pending, len(idx))
+	for i, k := range idx {
+		out[i] = c.d.Pending[k]
+	}
+	c.d.Pending = out
 }
 
 func (c *cycle) at(t int64) time.Time { return c.s.Now.Add(time.Duration(t) * time.Second) }

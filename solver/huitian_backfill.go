@@ -109,22 +109,22 @@ func containsCard(cards []int, id int) bool {
 //     the expected checkpoint cost is charged in the reason.
 func (c *cycle) backfill(j *model.Job) {
 	if j.Backfill == model.BackfillOptOut {
-		c.pending(j, model.PendingOptOut, "opted out of backfill: waits behind %s", c.waiting)
+		c.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+c.waiting)
 		return
 	}
 	req := profile.RequestOf(j)
 	if !c.prof.CanEverFit(req) {
-		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold %s", describe(req))
+		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+describe(req))
 		return
 	}
 	if c.prof.FreeCount() < j.Cards {
-		c.pending(j, model.PendingResources, "%s", "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
+		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
 		return
 	}
 	e := c.h.estimateOf(c, j)
 	med := e.dist.Quantile(0.5)
 	if maxRT := c.params.MaxBackfillRuntime.Seconds(); med > maxRT {
-		c.pending(j, model.PendingRuntimeCap, "estimated runtime %.0fs exceeds the maximum backfill runtime %.0fs", med, maxRT)
+		c.pending(j, model.PendingRuntimeCap, fmt.Sprintf("estimated runtime %.0fs exceeds the maximum backfill runtime %.0fs", med, maxRT))
 		return
 	}
 	limit := e.dist.Quantile(1)
@@ -193,15 +193,15 @@ func (c *cycle) backfill(j *model.Job) {
 	}
 	switch {
 	case tooRisky && lowRisk:
-		c.pending(j, model.PendingRisk, "every placement's preemption probability is above its limit %.3f", thr)
+		c.pending(j, model.PendingRisk, fmt.Sprintf("every placement's preemption probability is above its limit %.3f", thr))
 	case tooRisky:
-		c.pending(j, model.PendingPriority, "would likely delay %s: preemption probability above %.3f", c.waiting, thr)
+		c.pending(j, model.PendingPriority, fmt.Sprintf("would likely delay %s: preemption probability above %.3f", c.waiting, thr))
 	case last == profile.NoCards:
-		c.pending(j, model.PendingResources, "needs %d cards, not enough free", j.Cards)
+		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
 	case last == profile.Claimed:
-		c.pending(j, model.PendingPriority, "would delay the reservation of %s", c.waiting)
+		c.pending(j, model.PendingPriority, "would delay the reservation of "+c.waiting)
 	default:
-		c.pending(j, model.PendingTopology, "free cards do not meet %s", describe(req))
+		c.pending(j, model.PendingTopology, "free cards do not meet "+describe(req))
 	}
 }
 

@@ -20,7 +20,7 @@ func (c *cycle) reserve(j *model.Job) {
 	req := profile.RequestOf(j)
 	t, cards, ok := c.prof.EarliestStart(1, dur, req)
 	if !ok {
-		c.pending(j, model.PendingNeverFits, "no cards can ever hold %s", describe(req))
+		c.pending(j, model.PendingNeverFits, "no cards can ever hold "+describe(req))
 		return
 	}
 	// Keep the head on the cards it held last cycle unless others serve it
@@ -93,7 +93,7 @@ func (c *cycle) reserve(j *model.Job) {
 	// are late: a backfill job that ends by then delays no one.
 	c.resv = append(c.resv, resv{job: j, t: t, cards: cards, s: sd.Floor(float64(t)), conf: conf, survive: 1})
 	c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: c.lay.Refs(cards), Start: at, Confidence: conf})
-	c.d.Pending = append(c.d.Pending, model.Pending{
+	c.addPending(j, model.Pending{
 		JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
 		Message: fmt.Sprintf("holds %d cards from %s (confidence %.2f)", len(cards), at.UTC().Format(time.RFC3339), conf),
 	})
