@@ -169,12 +169,20 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	}
 	stderr := cmd.ErrOrStderr()
 	start := time.Now()
-	tr, err := trace.Open(f.trace, format, trace.Options{Filter: f.filter})
+	spec := f.trace
+	if format == "synth" && !strings.Contains(spec, "cards=") {
+		// The offered load is relative to the cluster being simulated
+		// unless the spec says otherwise.
+		if c, err := sim.ParseCluster(f.cluster, 0); err == nil {
+			spec += fmt.Sprintf(",cards=%d", len(c.Layout().Cards))
+		}
+	}
+	tr, err := trace.Open(spec, format, trace.Options{Filter: f.filter})
 	if err != nil {
 		return exitWith(2, err)
 	}
 	fmt.Fprintf(stderr, "trace: %s (%s): %d jobs of %d records read in %.1f s; dropped: %s\n",
-		f.trace, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), dropped(tr.Dropped))
+		spec, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), dropped(tr.Dropped))
 	if len(tr.Jobs) == 0 {
 		return exitWith(2, fmt.Errorf("--trace: %s: no jobs left to replay", f.trace))
 	}
