@@ -65,8 +65,9 @@ type Profile struct {
 	gapsIn       []gap
 	gapsOut      []gap
 
-	usable int              // usable cards, -1 until counted
-	fits   map[Request]bool // CanEverFit cache
+	usable  int              // usable cards, -1 until counted
+	fits    map[Request]bool // CanEverFit cache
+	fitsAny map[fitKey]bool  // the same for requests of any card model
 
 	sc scratch
 }
@@ -370,6 +371,12 @@ func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) b
 	return nil, WrongShape
 }
 
+// fitKey is a request of any card model, a cheap map key.
+type fitKey struct {
+	cards, perNode int
+	topo           model.Topology
+}
+
 // CanEverFit reports whether the cluster's usable cards, all free, could
 // hold req at all. Results are cached per request shape.
 func (p *Profile) CanEverFit(req Request) bool {
@@ -390,7 +397,12 @@ func (p *Profile) CanEverFit(req Request) bool {
 	if req.Topology == model.TopologyAny && req.PerNode == 0 && req.Model == "" {
 		return true
 	}
-	if ok, seen := p.fits[req]; seen {
+	key := fitKey{req.Cards, req.PerNode, req.Topology}
+	if req.Model == "" {
+		if ok, seen := p.fitsAny[key]; seen {
+			return ok
+		}
+	} else if ok, seen := p.fits[req]; seen {
 		return ok
 	}
 	all := p.sc.cands[:0]
@@ -402,6 +414,13 @@ func (p *Profile) CanEverFit(req Request) bool {
 	}
 	p.sc.cands = all
 	ok := p.place(req, all) != nil
+	if req.Model == "" {
+		if p.fitsAny == nil {
+			p.fitsAny = map[fitKey]bool{}
+		}
+		p.fitsAny[key] = ok
+		return ok
+	}
 	if p.fits == nil {
 		p.fits = map[Request]bool{}
 	}
