@@ -130,17 +130,30 @@ type candidate struct {
 func (c *cycle) allowedLevel(cd *candidate, lv *levels) bool {
 	j := cd.job
 	lowRisk := j.Backfill == model.BackfillLowRiskOnly
-	for l, t := range lv.t {
-		var p float64
+	probs := make([]float64, len(lv.t))
+	for l := range lv.t {
 		if k := lv.res[l]; k >= 0 {
-			p = estimate.ProbExceeds(&cd.e.dist, &c.resv[k].s)
+			probs[l] = estimate.ProbExceeds(&cd.e.dist, &c.resv[k].s)
 		} else {
-			p = c.exposure(&cd.e.dist, cd.job.Cards)
+			probs[l] = c.exposure(&cd.e.dist, cd.job.Cards)
 		}
-		protOK := t == profile.Forever || c.protectionFits(cd.e.dist, t)
-		if protOK && (p <= cd.thr+1e-12 || j.Checkpointable && !lowRisk && p <= c.h.cfg.SuspendMaxProb+1e-12) {
-			cd.level, cd.prob = l, p
+	}
+	protOK := func(l int) bool { return lv.t[l] == profile.Forever || c.protectionFits(cd.e.dist, lv.t[l]) }
+	// Safe first, as the greedy pass: the shortest window where the risk
+	// is within the bound; only when there is none, a checkpointable job's
+	// suspendable window.
+	for l := range lv.t {
+		if protOK(l) && probs[l] <= cd.thr+1e-12 {
+			cd.level, cd.prob = l, probs[l]
 			return true
+		}
+	}
+	if j.Checkpointable && !lowRisk {
+		for l := range lv.t {
+			if protOK(l) && probs[l] <= c.h.cfg.SuspendMaxProb+1e-12 {
+				cd.level, cd.prob = l, probs[l]
+				return true
+			}
 		}
 	}
 	return false
