@@ -199,7 +199,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		j := &s.Queued[order[i]]
 		req := profile.RequestOf(j)
 		if !c.prof.CanEverFit(req) {
-			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+describe(req))
+			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 			continue
 		}
 		e := h.estimateOf(c, j)
@@ -218,7 +218,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		j := &s.Queued[idx]
 		req := profile.RequestOf(j)
 		if !c.prof.CanEverFit(req) {
-			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+describe(req))
+			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 			continue
 		}
 		if len(c.resv) >= depth {
@@ -432,15 +432,4 @@ func (c *cycle) startDistOf(cards []int) estimate.Dist {
 		}
 	}
 	return estimate.MaxOf(ds)
-}
-
-func describe(r profile.Request) string {
-	s := fmt.Sprintf("%d cards %s", r.Cards, r.Topology)
-	if r.PerNode > 0 {
-		s += fmt.Sprintf(", %d per node", r.PerNode)
-	}
-	if r.Model != "" {
-		s += ", model " + r.Model
-	}
-	return s
 }

@@ -114,7 +114,7 @@ func (c *cycle) backfill(j *model.Job) {
 	}
 	req := profile.RequestOf(j)
 	if !c.prof.CanEverFit(req) {
-		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+describe(req))
+		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 		return
 	}
 	if c.prof.FreeCount() < j.Cards {
@@ -201,7 +201,7 @@ func (c *cycle) backfill(j *model.Job) {
 	case last == profile.Claimed:
 		c.pending(j, model.PendingPriority, "would delay the reservation of "+c.waiting)
 	default:
-		c.pending(j, model.PendingTopology, "free cards do not meet "+describe(req))
+		c.pending(j, model.PendingTopology, "free cards do not meet "+req.String())
 	}
 }
 

@@ -20,7 +20,7 @@ func (c *cycle) reserve(j *model.Job) {
 	req := profile.RequestOf(j)
 	t, cards, ok := c.prof.EarliestStart(1, dur, req)
 	if !ok {
-		c.pending(j, model.PendingNeverFits, "no cards can ever hold "+describe(req))
+		c.pending(j, model.PendingNeverFits, "no cards can ever hold "+req.String())
 		return
 	}
 	// Keep the head on the cards it held last cycle unless others serve it

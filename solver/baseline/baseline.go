@@ -248,7 +248,7 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 	case profile.Claimed:
 		w.pending(j, model.PendingPriority, "would delay a reservation of an earlier job")
 	default:
-		w.pending(j, model.PendingTopology, "free cards do not meet "+describe(req))
+		w.pending(j, model.PendingTopology, "free cards do not meet "+req.String())
 	}
 	w.markWaiting(j)
 }
@@ -289,21 +289,10 @@ func (w *walker) start(j *model.Job, cards []int, dur int64) {
 	w.d.Starts = append(w.d.Starts, st)
 }
 
-func describe(r profile.Request) string {
-	s := fmt.Sprintf("%d cards %s", r.Cards, r.Topology)
-	if r.PerNode > 0 {
-		s += fmt.Sprintf(", %d per node", r.PerNode)
-	}
-	if r.Model != "" {
-		s += ", model " + r.Model
-	}
-	return s
-}
-
 // neverFits says why the usable cards of the cluster can never hold req, or "".
 func (w *walker) neverFits(req profile.Request) string {
 	if !w.prof.CanEverFit(req) {
-		return fmt.Sprintf("the cluster's usable cards can never hold %s", describe(req))
+		return fmt.Sprintf("the cluster's usable cards can never hold %s", req.String())
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/huitian/huitian/model"
 )
@@ -21,6 +22,18 @@ type Request struct {
 	PerNode  int // 0: no per-node requirement; else exactly PerNode cards on each node used
 	Topology model.Topology
 	Model    string // "" accepts any card model
+}
+
+// String describes a request for people: "16 cards same-switch, 8 per node".
+func (r Request) String() string {
+	s := strconv.Itoa(r.Cards) + " cards " + r.Topology.String()
+	if r.PerNode > 0 {
+		s += ", " + strconv.Itoa(r.PerNode) + " per node"
+	}
+	if r.Model != "" {
+		s += ", model " + r.Model
+	}
+	return s
 }
 
 // RequestOf derives a Request from a job. A job confined to one node or
