@@ -101,7 +101,7 @@ func (e *DecisionError) Unwrap() error { return ErrBadDecision }
 // Config configures one simulation run. The zero value, with a Cluster,
 // runs with user estimates, kills jobs at their limit and plans on events only.
 type Config struct {
-	// Cluster is the machine; Run seals it when it is not sealed yet. It is
+	// Cluster is the machine; Run seals it once, which validates it. It is
 	// only read during the run, but runs in parallel should each have their
 	// own (Seal writes it).
 	Cluster *model.Cluster
