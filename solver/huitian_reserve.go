@@ -48,7 +48,7 @@ func (c *cycle) reserve(j *model.Job) {
 		if err := c.reload(mode); err == nil {
 			t1, cards1, ok1 := c.prof.EarliestStart(1, dur, req)
 			worth := ok1 && t-t1 > gain
-			if mode == releaseAll && worth && t1 > baselineMargin(c) {
+			if mode == releaseAll && worth && t1 > marginSeconds(c) {
 				// Cannot checkpoint: only when that serves the head now.
 				c2 := *c
 				*c = saved
@@ -161,7 +161,8 @@ func (c *cycle) reload(mode releaseMode) error {
 	return nil
 }
 
-func baselineMargin(c *cycle) int64 { return max(ceilSec(c.h.cfg.Preempt.Margin.Seconds()), 1) }
+// marginSeconds is the requeue notice in whole seconds.
+func marginSeconds(c *cycle) int64 { return max(ceilSec(c.h.cfg.Preempt.Margin.Seconds()), 1) }
 
 // preemptFor emits the preemptions a reservation at t needs: backfill
 // jobs on its cards that may yield (checkpointable, or past the threshold),

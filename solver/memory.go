@@ -112,9 +112,6 @@ func (h *Huitian) PlannerStatus() model.PlannerStatus {
 // TunerLog returns the controller's recent adjustments, oldest first.
 func (h *Huitian) TunerLog() []tune.Change { return append([]tune.Change(nil), h.mem.tuner.Log...) }
 
-// Measures returns the controller's measures (NaN where no data).
-func (h *Huitian) Measures() tune.Measures { return h.mem.tuner.Measures() }
-
 // Estimate says how the planner estimates a job's runtime now.
 func (h *Huitian) Estimate(j *model.Job) model.RuntimeEstimate {
 	_, b := h.mem.hist.Estimate(j)

@@ -113,18 +113,25 @@ func checkShape(t interface{ Fatalf(string, ...any) }, lay *model.Layout, req Re
 	}
 }
 
+// randomBusyProfile draws a random cluster with random cards busy.
+func randomBusyProfile(t *rapid.T) *Profile {
+	c := randomCluster(t)
+	lay := c.Layout()
+	p := New(lay)
+	for card := range lay.Cards {
+		if rapid.Bool().Draw(t, "busy") {
+			p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
+		}
+	}
+	return p
+}
+
 // TestEarliestStartMatchesBrute: the sweep and the exhaustive search agree
 // on time and cards, over random clusters, busy cards and reservations.
 func TestEarliestStartMatchesBrute(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := randomCluster(t)
-		lay := c.Layout()
-		p := New(lay)
-		for card := range lay.Cards {
-			if rapid.Bool().Draw(t, "busy") {
-				p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
-			}
-		}
+		p := randomBusyProfile(t)
+		lay := p.Layout()
 		for i := range rapid.IntRange(0, 4).Draw(t, "reservations") {
 			req := randomRequest(t, fmt.Sprintf("res%d", i))
 			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
@@ -167,14 +174,8 @@ func TestEarliestStartMatchesBrute(t *testing.T) {
 // sweep says the job can start at 0, and they are free for the duration.
 func TestFitNowAgreesWithEarliestStart(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := randomCluster(t)
-		lay := c.Layout()
-		p := New(lay)
-		for card := range lay.Cards {
-			if rapid.Bool().Draw(t, "busy") {
-				p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
-			}
-		}
+		p := randomBusyProfile(t)
+		lay := p.Layout()
 		for i := range rapid.IntRange(0, 3).Draw(t, "reservations") {
 			req := randomRequest(t, fmt.Sprintf("res%d", i))
 			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
@@ -243,14 +244,7 @@ func TestBestFit(t *testing.T) {
 func TestFastFitMatchesScan(t *testing.T) {
 	all := func(int) bool { return true }
 	rapid.Check(t, func(t *rapid.T) {
-		c := randomCluster(t)
-		lay := c.Layout()
-		p := New(lay)
-		for card := range lay.Cards {
-			if rapid.Bool().Draw(t, "busy") {
-				p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
-			}
-		}
+		p := randomBusyProfile(t)
 		for i := range rapid.IntRange(0, 3).Draw(t, "reservations") {
 			req := randomRequest(t, fmt.Sprintf("res%d", i))
 			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
