@@ -46,7 +46,9 @@ func TestJobInsightFollowsPlanThenEvents(t *testing.T) {
 	if got := insightOf(t, ts, "c1", "run-000"); got.State != pb.JobState_JOB_STATE_RUNNING || len(got.Cards) != 8 {
 		t.Errorf("run-000: %v, want RUNNING on 8 cards", got)
 	}
-	// Read twice: the second is a cache hit.
+	// Read twice: the second is a cache hit. Ristretto applies a Set
+	// asynchronously; Wait flushes it so the second read can see it.
+	ts.cache.Wait()
 	insightOf(t, ts, "c1", "run-000")
 	if ts.cache.Metrics.Hits() == 0 {
 		t.Errorf("no insight cache hit after reading the same job twice with no write between")
