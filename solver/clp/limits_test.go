@@ -34,7 +34,7 @@ func TestSolveContextPassedDeadlineReturnsPromptly(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || s != nil {
 		t.Errorf("SolveContext = %v, %v; want nil, context.DeadlineExceeded", s, err)
 	}
-	if d := time.Since(start); d > 50*time.Millisecond {
+	if d := time.Since(start); d > time.Second {
 		t.Errorf("SolveContext took %v with a passed deadline", d)
 	}
 
