@@ -122,6 +122,7 @@ type cycle struct {
 	byID      map[string]int
 	posOf     map[*model.Job]int // queue position of each queued job
 	pendPos   []int              // queue position of each pending entry
+	cardScale float64            // mean cards of this cycle's LP candidates (value's unit)
 }
 
 type jobEst struct {
