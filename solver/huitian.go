@@ -250,13 +250,26 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	// again greedily and the stats say so.
 	if h.cfg.ShortestFirst {
 		// Shortest predicted runtime first (ties: queue order), as EASY++.
-		med := make(map[int]float64, len(backfill))
-		for _, idx := range backfill {
-			e := h.estimateOf(c, &s.Queued[idx])
-			med[idx] = e.dist.Quantile(0.5)
+		type byMed struct {
+			med float64
+			k   int // position in queue order: the tie-break
 		}
-		backfill = slices.Clone(backfill)
-		slices.SortStableFunc(backfill, func(a, b int) int { return cmp.Compare(med[a], med[b]) })
+		keyed := make([]byMed, len(backfill))
+		for k, idx := range backfill {
+			e := h.estimateOf(c, &s.Queued[idx])
+			keyed[k] = byMed{e.dist.Quantile(0.5), k}
+		}
+		slices.SortFunc(keyed, func(a, b byMed) int {
+			if x := cmp.Compare(a.med, b.med); x != 0 {
+				return x
+			}
+			return cmp.Compare(a.k, b.k)
+		})
+		sorted := make([]int, len(backfill))
+		for k, e := range keyed {
+			sorted[k] = backfill[e.k]
+		}
+		backfill = sorted
 	}
 	c.d.Stats.Candidates = len(backfill)
 	if h.lp != nil && len(backfill) > 0 {

@@ -37,6 +37,9 @@ type levels struct {
 	res    []int         // the reservation claiming at that window, -1 for the last
 	avail  [][]int       // [node][level] free usable cards
 	of     map[int]int32 // card → level
+	// claimed lists the nodes with free cards that a reservation claims
+	// later, in node order.
+	claimed []int
 }
 
 func (c *cycle) windowLevels() *levels {
@@ -72,6 +75,9 @@ func (c *cycle) windowLevels() *levels {
 	for n := range lv.avail {
 		if lv.avail[n] == nil {
 			lv.avail[n] = make([]int, len(lv.t))
+		}
+		if lv.avail[n][len(lv.t)-1] < atLeast(lv.avail[n], 0) {
+			lv.claimed = append(lv.claimed, n)
 		}
 	}
 	return lv
@@ -349,9 +355,9 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 		}
 	}
 	// Keep queue order for the greedy pass.
-	pos := make(map[int]int, len(cands))
+	pos := make([]int32, len(c.s.Queued))
 	for k, idx := range cands {
-		pos[idx] = k
+		pos[idx] = int32(k)
 	}
 	slices.SortFunc(rest, func(a, b int) int { return cmp.Compare(pos[a], pos[b]) })
 	return rest, false
@@ -374,11 +380,20 @@ func (c *cycle) options(cd *candidate, lv *levels, frag func(int, int) float64, 
 		if j.CardModel == "" {
 			// Nodes by free cards at this level, then name: the first that
 			// hold the job are the best fits.
+			// The best fits, and every node with claimed cards (few: the
+			// windowUse order below may prefer them).
+			holds := func(n int) bool {
+				return atLeast(lv.avail[n], l) >= j.Cards && (j.Topology != model.TopologySameIsland || c.islandFree(n, l, lv, "") >= j.Cards)
+			}
 			order := lv.byFree(c, l)
 			i, _ := slices.BinarySearchFunc(order, j.Cards, func(n int, k int) int { return cmp.Compare(atLeast(lv.avail[n], l), k) })
-			for ; i < len(order); i++ {
-				n := order[i]
-				if j.Topology != model.TopologySameIsland || c.islandFree(n, l, lv, "") >= j.Cards {
+			for ; i < len(order) && len(fits) < c.h.cfg.MaxOptions; i++ {
+				if n := order[i]; holds(n) {
+					fits = append(fits, nodeFit{n, atLeast(lv.avail[n], l)})
+				}
+			}
+			for _, n := range lv.claimed {
+				if holds(n) && !slices.ContainsFunc(fits, func(f nodeFit) bool { return f.n == n }) {
 					fits = append(fits, nodeFit{n, atLeast(lv.avail[n], l)})
 				}
 			}
@@ -399,7 +414,7 @@ func (c *cycle) options(cd *candidate, lv *levels, frag func(int, int) float64, 
 	}
 	// Tightest windows first: a node whose claimed leftovers hold the job
 	// keeps the cards no reservation claims for jobs that need them, as the
-	// greedy pass does; then the fewest free cards.
+	// greedy pass does; then the fewest free cards (the order fits has).
 	if len(fits) > 0 {
 		use := make(map[int]float64, len(fits))
 		for _, f := range fits {
