@@ -162,6 +162,26 @@ func (p *Profile) islandsOf(cards []int) [][]int {
 	return out
 }
 
+// poolUnnamed merges the cards that belong to no NVLink island (each its
+// own island in the layout) into one group: within a node they are
+// interchangeable, so they go by window like the cards of one island.
+// Named islands keep their order; the pool comes last.
+func (p *Profile) poolUnnamed(isl [][]int) [][]int {
+	var pool []int
+	out := isl[:0]
+	for _, s := range isl {
+		if p.islandName(s) == "" {
+			pool = append(pool, s...)
+		} else {
+			out = append(out, s)
+		}
+	}
+	if pool != nil {
+		out = append(out, pool)
+	}
+	return out
+}
+
 func (p *Profile) islandName(cards []int) string {
 	return p.lay.Islands[p.lay.Cards[cards[0]].Island].Name
 }
@@ -182,7 +202,7 @@ func (p *Profile) pickInNode(cards []int, k int, dst []int) []int {
 	if len(cards) == 1 && k == 1 {
 		return append(dst, cards[0])
 	}
-	isl := p.islandsOf(cards)
+	isl := p.poolUnnamed(p.islandsOf(cards))
 	if len(isl) == 1 {
 		c := slices.Clone(isl[0])
 		p.byKey(c)
