@@ -173,7 +173,7 @@ func (c *cycle) allowedLevel(cd *candidate, lv *levels) bool {
 //
 // The job part is the bounded-slowdown relief of starting the job now. A
 // job of median runtime m that would otherwise wait D longer loses
-// D / max(m, 600 s) of slowdown; the relief is taken as (τ/m)², τ the
+// D / max(m, 10 s) of slowdown; the relief is taken as (τ/m)², τ the
 // candidates' median runtime, times the candidates' mean card count and τ
 // (so that it is in card-seconds, like the risk terms), and raised by the
 // bounded compensation of requeued jobs. The square keeps the LP close to
@@ -194,7 +194,8 @@ func (c *cycle) value(cd *candidate, lv *levels, l, node int, frag func(f, k int
 	tau = math.Max(tau, minRelief)
 	med := math.Max(cd.e.dist.Quantile(0.5), minRelief)
 	comp := float64(preempt.Compensation(c.h.cfg.Preempt, j.RequeueCount))
-	v := (1 + 0.25*comp) * (tau / med) * (tau / med) * c.cardScale * tau
+	r := min(tau/med, 100) // keeps the objective's range within what the simplex's tolerances handle
+	v := (1 + 0.25*comp) * r * r * c.cardScale * tau
 	if node >= 0 {
 		n := c.lay.Nodes[node]
 		bonus := 0.0
@@ -224,8 +225,10 @@ func (c *cycle) value(cd *candidate, lv *levels, l, node int, frag func(f, k int
 }
 
 // minRelief bounds the runtimes in value from below, as bounded slowdown
-// does (10 s there; 600 s here, a scheduling cycle's order of magnitude).
-const minRelief = 600
+// does. (600 s made every job shorter than ten minutes worth the same, and
+// the LP then took a 514 s job before a 31 s one where the greedy pass
+// takes the shortest.)
+const minRelief = 10
 
 // windowUse is how much long-window capacity a job of k cards uses on node
 // n when it takes the cards of the shortest windows of level ≥ l: a card
