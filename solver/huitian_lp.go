@@ -462,13 +462,29 @@ func (c *cycle) options(cd *candidate, lv *levels, frag func(int, int) float64, 
 		}
 		return t
 	}
+	// A spread offers the nodes with the most usable cards first, until
+	// they hold twice the job: enough for the LP to choose, few enough to
+	// keep it small (each node of a spread is a column and a row).
+	spread := func(nodes []int) []int {
+		ns := slices.Clone(nodes)
+		slices.SortStableFunc(ns, func(a, b int) int {
+			return cmp.Compare(c.modelFree(b, l, lv, j.CardModel), c.modelFree(a, l, lv, j.CardModel))
+		})
+		got := 0
+		for k := range ns {
+			if got += capOf(ns[k : k+1]); got >= 2*j.Cards {
+				return ns[:k+1]
+			}
+		}
+		return ns
+	}
 	v := c.value(cd, lv, l, -1, frag, tau)
 	for _, g := range gids {
 		if len(opts) >= c.h.cfg.MaxOptions/2 {
 			break
 		}
 		if capOf(groups[g]) >= j.Cards {
-			opts = append(opts, lp.Opt{Level: l, Node: -1, Spread: limitNodes(groups[g], 64), PerNode: cd.req.PerNode, Value: v})
+			opts = append(opts, lp.Opt{Level: l, Node: -1, Spread: spread(groups[g]), PerNode: cd.req.PerNode, Value: v})
 		}
 	}
 	if len(opts) == 0 && j.Topology == model.TopologyAny {
@@ -477,17 +493,10 @@ func (c *cycle) options(cd *candidate, lv *levels, frag func(int, int) float64, 
 			all = append(all, groups[g]...)
 		}
 		if capOf(all) >= j.Cards {
-			opts = append(opts, lp.Opt{Level: l, Node: -1, Spread: limitNodes(all, 256), PerNode: cd.req.PerNode, Value: v})
+			opts = append(opts, lp.Opt{Level: l, Node: -1, Spread: spread(all), PerNode: cd.req.PerNode, Value: v})
 		}
 	}
 	return opts
-}
-
-func limitNodes(ns []int, n int) []int {
-	if len(ns) > n {
-		return ns[:n]
-	}
-	return ns
 }
 
 // modelFree counts a node's free cards at level ≥ l that a job asking for

@@ -227,7 +227,19 @@ func Formulate(in *Instance) (*Model, error) {
 			if !any {
 				continue
 			}
-			r := b.row(-1e30, float64(in.capAtLeast(n, l)))
+			// A row that cannot bind (its users at their upper bounds fit)
+			// is left out: the LP is the same, and smaller.
+			most := 0.0
+			for _, u := range us {
+				if u.level >= l {
+					most += u.coef * b.up[u.col]
+				}
+			}
+			room := float64(in.capAtLeast(n, l))
+			if most <= room {
+				continue
+			}
+			r := b.row(-1e30, room)
 			for _, u := range us {
 				if u.level >= l {
 					b.set(r, u.col, u.coef)
