@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -688,17 +689,31 @@ func policyResult(p pb.Policy, s sim.Summary, rec *recorder) *pb.PolicyResult {
 		Suspensions:         rec.suspensions,
 		Requeues:            rec.requeues,
 		MeanCycleTime:       durationpb.New(0),
+		MedianWait:          seconds(s.MedianWait),
+		MeanFlow:            seconds(s.AvgFlow),
+		NeverStarted:        int64(s.NeverStarted),
+		RegularStarts:       int64(s.RegularStarts),
+		LostCardSeconds:     s.LostCardSeconds,
+		MainJobs:            int64(s.MainJobs),
+		Cycles:              int64(s.Cycles),
+		// Absent stays absent: a rate with nothing to measure is not 0.
+		BackfillCompletionRate: copyOf(s.BackfillCompletionRate),
+		BackfillUtilization:    copyOf(s.BackfillUtilization),
 	}
-	if v := s.BackfillCompletionRate; v != nil {
-		out.BackfillCompletionRate = *v
-	}
-	if v := s.BackfillUtilization; v != nil {
-		out.BackfillUtilization = *v
+	if v := s.MainAvgWait; v != nil {
+		out.MainMeanWait = seconds(*v)
 	}
 	if rec.cycles > 0 {
 		out.MeanCycleTime = durationpb.New(rec.planTime / time.Duration(rec.cycles))
 	}
 	return out
+}
+
+func copyOf(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	return proto.Float64(*v)
 }
 
 // maxDurationSeconds is the largest google.protobuf.Duration.

@@ -151,6 +151,13 @@ func readSmall(t *testing.T) *trace.Trace {
 // counts and ratios exactly, seconds to the nanosecond.
 func checkSummary(t *testing.T, got *pb.PolicyResult, want sim.Summary) {
 	t.Helper()
+	checkResult(t, got, want, true)
+}
+
+// checkResult is checkSummary, with the main-job fields checked only when
+// main is set (the CLI's JSON has the delta, not the main jobs' wait).
+func checkResult(t *testing.T, got *pb.PolicyResult, want sim.Summary, main bool) {
+	t.Helper()
 	p := got.GetPolicy()
 	secs := func(name string, d interface{ AsDuration() time.Duration }, want float64) {
 		if d == nil {
@@ -161,11 +168,45 @@ func checkSummary(t *testing.T, got *pb.PolicyResult, want sim.Summary) {
 			t.Errorf("%s %s = %v s, want %v s", p, name, g, want)
 		}
 	}
-	opt := func(v *float64) float64 {
-		if v == nil {
-			return 0
+	// A rate with nothing to measure is absent, never 0.
+	present := func(name string, got, want *float64) {
+		switch {
+		case (got == nil) != (want == nil):
+			t.Errorf("%s %s = %v, want %v (presence differs)", p, name, got, want)
+		case got != nil && *got != *want:
+			t.Errorf("%s %s = %v, want %v", p, name, *got, *want)
 		}
-		return *v
+	}
+	present("backfill_completion_rate", got.BackfillCompletionRate, want.BackfillCompletionRate)
+	present("backfill_utilization", got.BackfillUtilization, want.BackfillUtilization)
+	if !main {
+		// Checked by the caller.
+	} else if (got.GetMainMeanWait() == nil) != (want.MainAvgWait == nil) {
+		t.Errorf("%s main_mean_wait = %v, want %v (presence differs)", p, got.GetMainMeanWait(), want.MainAvgWait)
+	} else if want.MainAvgWait != nil {
+		secs("main_mean_wait", got.GetMainMeanWait(), *want.MainAvgWait)
+	}
+	secs("median_wait", got.GetMedianWait(), want.MedianWait)
+	secs("mean_flow", got.GetMeanFlow(), want.AvgFlow)
+	type count struct {
+		name      string
+		got, want int64
+	}
+	counts := []count{
+		{"never_started", got.GetNeverStarted(), int64(want.NeverStarted)},
+		{"regular_starts", got.GetRegularStarts(), int64(want.RegularStarts)},
+		{"cycles", got.GetCycles(), int64(want.Cycles)},
+	}
+	if main {
+		counts = append(counts, count{"main_jobs", got.GetMainJobs(), int64(want.MainJobs)})
+	}
+	for _, f := range counts {
+		if f.got != f.want {
+			t.Errorf("%s %s = %d, want %d", p, f.name, f.got, f.want)
+		}
+	}
+	if got.GetLostCardSeconds() != want.LostCardSeconds {
+		t.Errorf("%s lost_card_seconds = %v, want %v", p, got.GetLostCardSeconds(), want.LostCardSeconds)
 	}
 	if got.GetJobs() != int64(want.Jobs) {
 		t.Errorf("%s jobs = %d, want %d", p, got.GetJobs(), want.Jobs)
@@ -179,8 +220,6 @@ func checkSummary(t *testing.T, got *pb.PolicyResult, want sim.Summary) {
 	}{
 		{"mean_bounded_slowdown", got.GetMeanBoundedSlowdown(), want.AvgBSLD},
 		{"utilization", got.GetUtilization(), want.Utilization},
-		{"backfill_completion_rate", got.GetBackfillCompletionRate(), opt(want.BackfillCompletionRate)},
-		{"backfill_utilization", got.GetBackfillUtilization(), opt(want.BackfillUtilization)},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s %s = %v, want %v", p, f.name, f.got, f.want)
@@ -290,6 +329,13 @@ func TestWhatIfEqualsCLI(t *testing.T) {
 			Jobs                   int64    `json:"jobs"`
 			AvgWait                float64  `json:"avg_wait_s"`
 			P95Wait                float64  `json:"p95_wait_s"`
+			MedianWait             float64  `json:"median_wait_s"`
+			AvgFlow                float64  `json:"avg_flow_s"`
+			NeverStarted           int      `json:"never_started"`
+			RegularStarts          int      `json:"regular_starts"`
+			LostCardSeconds        float64  `json:"lost_card_seconds"`
+			Cycles                 int      `json:"cycles"`
+			MainWaitDelta          *float64 `json:"main_wait_delta_s"`
 			AvgBSLD                float64  `json:"avg_bsld"`
 			Utilization            float64  `json:"utilization"`
 			Makespan               int64    `json:"makespan_s"`
@@ -314,11 +360,28 @@ func TestWhatIfEqualsCLI(t *testing.T) {
 		if want := "POLICY_" + strings.ToUpper(strings.ReplaceAll(r.Policy, "-", "_")); got.GetPolicy().String() != want {
 			t.Fatalf("result %d: RPC %s, CLI %s", i, got.GetPolicy(), r.Policy)
 		}
-		checkSummary(t, got, sim.Summary{
+		checkResult(t, got, sim.Summary{
 			Jobs: int(r.Jobs), AvgWait: r.AvgWait, P95Wait: r.P95Wait, AvgBSLD: r.AvgBSLD, Utilization: r.Utilization,
 			Makespan: r.Makespan, BackfillStarts: int(r.BackfillStarts), BackfillCompletionRate: r.BackfillCompletionRate,
 			BackfillUtilization: r.BackfillUtilization, Preemptions: r.Preemptions,
-		})
+			MedianWait: r.MedianWait, AvgFlow: r.AvgFlow, NeverStarted: r.NeverStarted, RegularStarts: r.RegularStarts,
+			LostCardSeconds: r.LostCardSeconds, Cycles: r.Cycles,
+		}, false)
+		// The CLI's main-wait delta is against EASY (the first policy):
+		// the RPC's main-job waits give the same difference.
+		ref, mine := st.comparison.GetResults()[0].GetMainMeanWait(), got.GetMainMeanWait()
+		switch {
+		case r.MainWaitDelta == nil:
+			if ref != nil && mine != nil {
+				t.Errorf("%s: the CLI has no main-wait delta, the RPC has main waits %v and %v", r.Policy, ref, mine)
+			}
+		case ref == nil || mine == nil:
+			t.Errorf("%s: the CLI's main-wait delta is %v s, the RPC lacks a main wait", r.Policy, *r.MainWaitDelta)
+		default:
+			if d := (mine.AsDuration() - ref.AsDuration()).Seconds(); math.Abs(d-*r.MainWaitDelta) > 1e-6 {
+				t.Errorf("%s: main-wait delta from the RPC %v s, the CLI %v s", r.Policy, d, *r.MainWaitDelta)
+			}
+		}
 	}
 }
 

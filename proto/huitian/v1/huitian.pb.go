@@ -3397,10 +3397,13 @@ type PolicyResult struct {
 	MeanBoundedSlowdown float64 `protobuf:"fixed64,6,opt,name=mean_bounded_slowdown,json=meanBoundedSlowdown,proto3" json:"mean_bounded_slowdown,omitempty"`
 	// Busy card-time over available card-time, in [0, 1].
 	Utilization float64 `protobuf:"fixed64,7,opt,name=utilization,proto3" json:"utilization,omitempty"`
-	// Share of backfill jobs that ended without preemption, in [0, 1].
-	BackfillCompletionRate float64 `protobuf:"fixed64,8,opt,name=backfill_completion_rate,json=backfillCompletionRate,proto3" json:"backfill_completion_rate,omitempty"`
-	// Share of otherwise idle card-time that backfill used, in [0, 1].
-	BackfillUtilization float64 `protobuf:"fixed64,9,opt,name=backfill_utilization,json=backfillUtilization,proto3" json:"backfill_utilization,omitempty"`
+	// Share of backfill jobs that ended without preemption, in [0, 1];
+	// absent when no job started as backfill.
+	BackfillCompletionRate *float64 `protobuf:"fixed64,8,opt,name=backfill_completion_rate,json=backfillCompletionRate,proto3,oneof" json:"backfill_completion_rate,omitempty"`
+	// Share of otherwise idle card-time that backfill used, in [0, 1], from
+	// the planner's own accounting; absent for planners that keep none (the
+	// baselines).
+	BackfillUtilization *float64 `protobuf:"fixed64,9,opt,name=backfill_utilization,json=backfillUtilization,proto3,oneof" json:"backfill_utilization,omitempty"`
 	// Jobs started as backfill.
 	BackfillStarts int64 `protobuf:"varint,10,opt,name=backfill_starts,json=backfillStarts,proto3" json:"backfill_starts,omitempty"`
 	// Preemptions by checkpoint-suspend.
@@ -3409,6 +3412,24 @@ type PolicyResult struct {
 	Requeues int64 `protobuf:"varint,12,opt,name=requeues,proto3" json:"requeues,omitempty"`
 	// Mean wall time of one planning cycle.
 	MeanCycleTime *durationpb.Duration `protobuf:"bytes,13,opt,name=mean_cycle_time,json=meanCycleTime,proto3" json:"mean_cycle_time,omitempty"`
+	// Median time from submit to (first) start.
+	MedianWait *durationpb.Duration `protobuf:"bytes,14,opt,name=median_wait,json=medianWait,proto3" json:"median_wait,omitempty"`
+	// Mean time from submit to end.
+	MeanFlow *durationpb.Duration `protobuf:"bytes,15,opt,name=mean_flow,json=meanFlow,proto3" json:"mean_flow,omitempty"`
+	// Jobs that never started (the cluster could never hold them).
+	NeverStarted int64 `protobuf:"varint,16,opt,name=never_started,json=neverStarted,proto3" json:"never_started,omitempty"`
+	// Jobs started as regular jobs (restarts after a preemption included).
+	RegularStarts int64 `protobuf:"varint,17,opt,name=regular_starts,json=regularStarts,proto3" json:"regular_starts,omitempty"`
+	// Card-seconds preemptions wasted: checkpoint and restore time of
+	// suspended jobs, all the work of requeued ones.
+	LostCardSeconds float64 `protobuf:"fixed64,18,opt,name=lost_card_seconds,json=lostCardSeconds,proto3" json:"lost_card_seconds,omitempty"`
+	// Finished jobs whose first start was regular (the main jobs).
+	MainJobs int64 `protobuf:"varint,19,opt,name=main_jobs,json=mainJobs,proto3" json:"main_jobs,omitempty"`
+	// Mean wait of the main jobs; absent when there are none. Compare it
+	// across policies for the main-job wait delta.
+	MainMeanWait *durationpb.Duration `protobuf:"bytes,20,opt,name=main_mean_wait,json=mainMeanWait,proto3" json:"main_mean_wait,omitempty"`
+	// Planning cycles run.
+	Cycles        int64 `protobuf:"varint,21,opt,name=cycles,proto3" json:"cycles,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3493,15 +3514,15 @@ func (x *PolicyResult) GetUtilization() float64 {
 }
 
 func (x *PolicyResult) GetBackfillCompletionRate() float64 {
-	if x != nil {
-		return x.BackfillCompletionRate
+	if x != nil && x.BackfillCompletionRate != nil {
+		return *x.BackfillCompletionRate
 	}
 	return 0
 }
 
 func (x *PolicyResult) GetBackfillUtilization() float64 {
-	if x != nil {
-		return x.BackfillUtilization
+	if x != nil && x.BackfillUtilization != nil {
+		return *x.BackfillUtilization
 	}
 	return 0
 }
@@ -3532,6 +3553,62 @@ func (x *PolicyResult) GetMeanCycleTime() *durationpb.Duration {
 		return x.MeanCycleTime
 	}
 	return nil
+}
+
+func (x *PolicyResult) GetMedianWait() *durationpb.Duration {
+	if x != nil {
+		return x.MedianWait
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetMeanFlow() *durationpb.Duration {
+	if x != nil {
+		return x.MeanFlow
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetNeverStarted() int64 {
+	if x != nil {
+		return x.NeverStarted
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetRegularStarts() int64 {
+	if x != nil {
+		return x.RegularStarts
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetLostCardSeconds() float64 {
+	if x != nil {
+		return x.LostCardSeconds
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetMainJobs() int64 {
+	if x != nil {
+		return x.MainJobs
+	}
+	return 0
+}
+
+func (x *PolicyResult) GetMainMeanWait() *durationpb.Duration {
+	if x != nil {
+		return x.MainMeanWait
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetCycles() int64 {
+	if x != nil {
+		return x.Cycles
+	}
+	return 0
 }
 
 // GetStatusRequest asks for one cluster's planner state.
@@ -4168,7 +4245,8 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"jobs_total\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tjobsTotal\x12A\n" +
 	"\x0esimulated_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rsimulatedTime\"F\n" +
 	"\x10WhatIfComparison\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\x91\x06\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\x85\n" +
+	"\n" +
 	"\fPolicyResult\x124\n" +
 	"\x06policy\x18\x01 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06policy\x12\x1b\n" +
 	"\x04jobs\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04jobs\x12?\n" +
@@ -4176,14 +4254,25 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\tmean_wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\bmeanWait\x12>\n" +
 	"\bp95_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\ap95Wait\x12B\n" +
 	"\x15mean_bounded_slowdown\x18\x06 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x13meanBoundedSlowdown\x129\n" +
-	"\vutilization\x18\a \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\vutilization\x12Q\n" +
-	"\x18backfill_completion_rate\x18\b \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x16backfillCompletionRate\x12J\n" +
-	"\x14backfill_utilization\x18\t \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x13backfillUtilization\x120\n" +
+	"\vutilization\x18\a \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\vutilization\x12V\n" +
+	"\x18backfill_completion_rate\x18\b \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x16backfillCompletionRate\x88\x01\x01\x12O\n" +
+	"\x14backfill_utilization\x18\t \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\x13backfillUtilization\x88\x01\x01\x120\n" +
 	"\x0fbackfill_starts\x18\n" +
 	" \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x0ebackfillStarts\x12)\n" +
 	"\vsuspensions\x18\v \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vsuspensions\x12#\n" +
 	"\brequeues\x18\f \x01(\x03B\a\xbaH\x04\"\x02(\x00R\brequeues\x12K\n" +
-	"\x0fmean_cycle_time\x18\r \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\rmeanCycleTime\":\n" +
+	"\x0fmean_cycle_time\x18\r \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\rmeanCycleTime\x12D\n" +
+	"\vmedian_wait\x18\x0e \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\n" +
+	"medianWait\x12@\n" +
+	"\tmean_flow\x18\x0f \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\bmeanFlow\x12,\n" +
+	"\rnever_started\x18\x10 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\fneverStarted\x12.\n" +
+	"\x0eregular_starts\x18\x11 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\rregularStarts\x12:\n" +
+	"\x11lost_card_seconds\x18\x12 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x0flostCardSeconds\x12$\n" +
+	"\tmain_jobs\x18\x13 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bmainJobs\x12I\n" +
+	"\x0emain_mean_wait\x18\x14 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\fmainMeanWait\x12\x1f\n" +
+	"\x06cycles\x18\x15 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06cyclesB\x1b\n" +
+	"\x19_backfill_completion_rateB\x17\n" +
+	"\x15_backfill_utilization\":\n" +
 	"\x10GetStatusRequest\x12&\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\"\x92\x04\n" +
@@ -4453,33 +4542,36 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	48, // 74: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
 	48, // 75: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
 	48, // 76: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	5,  // 77: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	47, // 78: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	28, // 79: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	44, // 80: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	45, // 81: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	46, // 82: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	48, // 83: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	49, // 84: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	49, // 85: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	48, // 86: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	49, // 87: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	6,  // 88: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13, // 89: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30, // 90: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32, // 91: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37, // 92: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	42, // 93: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23, // 94: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31, // 95: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33, // 96: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38, // 97: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	43, // 98: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	94, // [94:99] is the sub-list for method output_type
-	89, // [89:94] is the sub-list for method input_type
-	89, // [89:89] is the sub-list for extension type_name
-	89, // [89:89] is the sub-list for extension extendee
-	0,  // [0:89] is the sub-list for field type_name
+	48, // 77: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	48, // 78: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	48, // 79: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	5,  // 80: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	47, // 81: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	28, // 82: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	44, // 83: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	45, // 84: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	46, // 85: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	48, // 86: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	49, // 87: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	49, // 88: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	48, // 89: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	49, // 90: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	6,  // 91: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13, // 92: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30, // 93: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32, // 94: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37, // 95: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	42, // 96: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23, // 97: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31, // 98: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33, // 99: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38, // 100: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	43, // 101: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	97, // [97:102] is the sub-list for method output_type
+	92, // [92:97] is the sub-list for method input_type
+	92, // [92:92] is the sub-list for extension type_name
+	92, // [92:92] is the sub-list for extension extendee
+	0,  // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -4499,6 +4591,7 @@ func file_huitian_v1_huitian_proto_init() {
 		(*WhatIfResponse_Progress)(nil),
 		(*WhatIfResponse_Comparison)(nil),
 	}
+	file_huitian_v1_huitian_proto_msgTypes[28].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
