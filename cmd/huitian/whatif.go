@@ -61,9 +61,10 @@ slowdown, utilization and the backfill measures.
 
 Clusters: ` + sim.ClusterSpecs + `.
 
-A policy that is not built yet (huitian, huitian-greedy while they are in
-progress) exits with status 2; no other policy is run in its place. Bad flags
-and unreadable inputs exit with status 2 too.`,
+Policies: easy, conservative, fcfs, easy-sjbf, hybrid, hybrid-N, huitian-greedy
+and huitian (the LP on CLP). The runs are chaotic: one different start changes
+everything after it, so compare policies over several seeds before trusting a
+difference of a few percent. Bad flags and unreadable inputs exit with status 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWhatif(cmd, &f) },
 	}
