@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/huitian/huitian/internal/wire"
 	"github.com/huitian/huitian/model"
@@ -697,8 +697,8 @@ func policyResult(p pb.Policy, s sim.Summary, rec *recorder) *pb.PolicyResult {
 		MainJobs:            int64(s.MainJobs),
 		Cycles:              int64(s.Cycles),
 		// Absent stays absent: a rate with nothing to measure is not 0.
-		BackfillCompletionRate: copyOf(s.BackfillCompletionRate),
-		BackfillUtilization:    copyOf(s.BackfillUtilization),
+		BackfillCompletionRate: wrap(s.BackfillCompletionRate),
+		BackfillUtilization:    wrap(s.BackfillUtilization),
 	}
 	if v := s.MainAvgWait; v != nil {
 		out.MainMeanWait = seconds(*v)
@@ -709,11 +709,11 @@ func policyResult(p pb.Policy, s sim.Summary, rec *recorder) *pb.PolicyResult {
 	return out
 }
 
-func copyOf(v *float64) *float64 {
+func wrap(v *float64) *wrapperspb.DoubleValue {
 	if v == nil {
 		return nil
 	}
-	return proto.Float64(*v)
+	return wrapperspb.Double(*v)
 }
 
 // maxDurationSeconds is the largest google.protobuf.Duration.

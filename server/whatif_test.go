@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/huitian/huitian/client"
 	"github.com/huitian/huitian/model"
@@ -169,12 +170,12 @@ func checkResult(t *testing.T, got *pb.PolicyResult, want sim.Summary, main bool
 		}
 	}
 	// A rate with nothing to measure is absent, never 0.
-	present := func(name string, got, want *float64) {
+	present := func(name string, got *wrapperspb.DoubleValue, want *float64) {
 		switch {
 		case (got == nil) != (want == nil):
 			t.Errorf("%s %s = %v, want %v (presence differs)", p, name, got, want)
-		case got != nil && *got != *want:
-			t.Errorf("%s %s = %v, want %v", p, name, *got, *want)
+		case got != nil && got.GetValue() != *want:
+			t.Errorf("%s %s = %v, want %v", p, name, got.GetValue(), *want)
 		}
 	}
 	present("backfill_completion_rate", got.BackfillCompletionRate, want.BackfillCompletionRate)

@@ -3398,12 +3398,13 @@ type PolicyResult struct {
 	// Busy card-time over available card-time, in [0, 1].
 	Utilization float64 `protobuf:"fixed64,7,opt,name=utilization,proto3" json:"utilization,omitempty"`
 	// Share of backfill jobs that ended without preemption, in [0, 1];
-	// absent when no job started as backfill.
-	BackfillCompletionRate *float64 `protobuf:"fixed64,8,opt,name=backfill_completion_rate,json=backfillCompletionRate,proto3,oneof" json:"backfill_completion_rate,omitempty"`
+	// absent when no job started as backfill. (Fields 8 and 9 were plain
+	// doubles that read 0 when absent.)
+	BackfillCompletionRate *wrapperspb.DoubleValue `protobuf:"bytes,22,opt,name=backfill_completion_rate,json=backfillCompletionRate,proto3" json:"backfill_completion_rate,omitempty"`
 	// Share of otherwise idle card-time that backfill used, in [0, 1], from
 	// the planner's own accounting; absent for planners that keep none (the
 	// baselines).
-	BackfillUtilization *float64 `protobuf:"fixed64,9,opt,name=backfill_utilization,json=backfillUtilization,proto3,oneof" json:"backfill_utilization,omitempty"`
+	BackfillUtilization *wrapperspb.DoubleValue `protobuf:"bytes,23,opt,name=backfill_utilization,json=backfillUtilization,proto3" json:"backfill_utilization,omitempty"`
 	// Jobs started as backfill.
 	BackfillStarts int64 `protobuf:"varint,10,opt,name=backfill_starts,json=backfillStarts,proto3" json:"backfill_starts,omitempty"`
 	// Preemptions by checkpoint-suspend.
@@ -3513,18 +3514,18 @@ func (x *PolicyResult) GetUtilization() float64 {
 	return 0
 }
 
-func (x *PolicyResult) GetBackfillCompletionRate() float64 {
-	if x != nil && x.BackfillCompletionRate != nil {
-		return *x.BackfillCompletionRate
+func (x *PolicyResult) GetBackfillCompletionRate() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.BackfillCompletionRate
 	}
-	return 0
+	return nil
 }
 
-func (x *PolicyResult) GetBackfillUtilization() float64 {
-	if x != nil && x.BackfillUtilization != nil {
-		return *x.BackfillUtilization
+func (x *PolicyResult) GetBackfillUtilization() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.BackfillUtilization
 	}
-	return 0
+	return nil
 }
 
 func (x *PolicyResult) GetBackfillStarts() int64 {
@@ -4245,7 +4246,7 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"jobs_total\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tjobsTotal\x12A\n" +
 	"\x0esimulated_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rsimulatedTime\"F\n" +
 	"\x10WhatIfComparison\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\x85\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\x8d\n" +
 	"\n" +
 	"\fPolicyResult\x124\n" +
 	"\x06policy\x18\x01 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06policy\x12\x1b\n" +
@@ -4254,9 +4255,9 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\tmean_wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\bmeanWait\x12>\n" +
 	"\bp95_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\ap95Wait\x12B\n" +
 	"\x15mean_bounded_slowdown\x18\x06 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x13meanBoundedSlowdown\x129\n" +
-	"\vutilization\x18\a \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\vutilization\x12V\n" +
-	"\x18backfill_completion_rate\x18\b \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x16backfillCompletionRate\x88\x01\x01\x12O\n" +
-	"\x14backfill_utilization\x18\t \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\x13backfillUtilization\x88\x01\x01\x120\n" +
+	"\vutilization\x18\a \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\vutilization\x12o\n" +
+	"\x18backfill_completion_rate\x18\x16 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x16backfillCompletionRate\x12h\n" +
+	"\x14backfill_utilization\x18\x17 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x13backfillUtilization\x120\n" +
 	"\x0fbackfill_starts\x18\n" +
 	" \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x0ebackfillStarts\x12)\n" +
 	"\vsuspensions\x18\v \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vsuspensions\x12#\n" +
@@ -4270,9 +4271,8 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x11lost_card_seconds\x18\x12 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x0flostCardSeconds\x12$\n" +
 	"\tmain_jobs\x18\x13 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bmainJobs\x12I\n" +
 	"\x0emain_mean_wait\x18\x14 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\fmainMeanWait\x12\x1f\n" +
-	"\x06cycles\x18\x15 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06cyclesB\x1b\n" +
-	"\x19_backfill_completion_rateB\x17\n" +
-	"\x15_backfill_utilization\":\n" +
+	"\x06cycles\x18\x15 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06cyclesJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
+	"\":\n" +
 	"\x10GetStatusRequest\x12&\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\"\x92\x04\n" +
@@ -4541,37 +4541,39 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	48, // 73: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
 	48, // 74: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
 	48, // 75: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
-	48, // 76: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	48, // 77: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
-	48, // 78: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
-	48, // 79: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
-	5,  // 80: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	47, // 81: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	28, // 82: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	44, // 83: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	45, // 84: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	46, // 85: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	48, // 86: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	49, // 87: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	49, // 88: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	48, // 89: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	49, // 90: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	6,  // 91: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13, // 92: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30, // 93: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32, // 94: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37, // 95: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	42, // 96: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23, // 97: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31, // 98: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33, // 99: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38, // 100: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	43, // 101: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	97, // [97:102] is the sub-list for method output_type
-	92, // [92:97] is the sub-list for method input_type
-	92, // [92:92] is the sub-list for extension type_name
-	92, // [92:92] is the sub-list for extension extendee
-	0,  // [0:92] is the sub-list for field type_name
+	49, // 76: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
+	49, // 77: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
+	48, // 78: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	48, // 79: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	48, // 80: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	48, // 81: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	5,  // 82: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	47, // 83: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	28, // 84: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	44, // 85: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	45, // 86: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	46, // 87: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	48, // 88: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	49, // 89: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	49, // 90: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	48, // 91: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	49, // 92: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	6,  // 93: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13, // 94: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30, // 95: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32, // 96: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37, // 97: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	42, // 98: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23, // 99: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31, // 100: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33, // 101: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38, // 102: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	43, // 103: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	99, // [99:104] is the sub-list for method output_type
+	94, // [94:99] is the sub-list for method input_type
+	94, // [94:94] is the sub-list for extension type_name
+	94, // [94:94] is the sub-list for extension extendee
+	0,  // [0:94] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -4591,7 +4593,6 @@ func file_huitian_v1_huitian_proto_init() {
 		(*WhatIfResponse_Progress)(nil),
 		(*WhatIfResponse_Comparison)(nil),
 	}
-	file_huitian_v1_huitian_proto_msgTypes[28].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
