@@ -36,6 +36,7 @@ type whatifFlags struct {
 	killAtLimit, asJSON                                                    bool
 	interval                                                               time.Duration
 	jobsDir, reportDir                                                     string
+	pair                                                                   string
 }
 
 // policyRun is one policy to simulate.
@@ -83,6 +84,7 @@ difference of a few percent. Bad flags and unreadable inputs exit with status 2.
 	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
 	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
 	fl.StringVar(&f.reportDir, "report", "", "write report.md and SVG plots into this directory")
+	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
 	return cmd
 }
 
@@ -145,9 +147,22 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	if f.trace == "" {
 		return exitWith(2, errors.New("--trace: give a trace file or synth:jobs=N,…"))
 	}
-	runs, err := parsePolicies(f.policies, f.depth)
+	policies := f.policies
+	if f.pair != "" {
+		switch {
+		case cmd.Flags().Changed("policy"):
+			return exitWith(2, errors.New("--pair: give either --pair or --policy"))
+		case f.jobsDir != "" || f.reportDir != "":
+			return exitWith(2, errors.New("--pair: --jobs and --report are for --policy runs"))
+		}
+		policies = f.pair
+	}
+	runs, err := parsePolicies(policies, f.depth)
 	if err != nil {
 		return exitWith(2, err)
+	}
+	if f.pair != "" && len(runs) != 2 {
+		return exitWith(2, fmt.Errorf("--pair: %q: want two policies, LEAD,SHADOW", f.pair))
 	}
 	est, err := sim.ParseEstimates(f.estimates)
 	if err != nil {
@@ -198,6 +213,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		return exitWith(2, fmt.Errorf("--cluster: %w", err))
 	}
 	lay := probe.Layout()
+	if f.pair != "" {
+		return runPaired(cmd, f, tr, runs, est, cycles)
+	}
 
 	// 2. One goroutine per policy, at most GOMAXPROCS at once; each has its
 	// own planner and its own cluster.
@@ -503,4 +521,56 @@ func intervalNote(d time.Duration) string {
 		return ""
 	}
 	return ", and every " + d.String()
+}
+
+// runPaired runs --pair: one simulation driven by the first policy, the
+// second planning alongside (sim.Paired).
+func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, est sim.Estimates, cycles sim.Cycles) error {
+	lead, err := solver.New(runs[0].policy, runs[0].depth)
+	if err != nil {
+		return err
+	}
+	shadow, err := solver.New(runs[1].policy, runs[1].depth)
+	if err != nil {
+		return err
+	}
+	c, err := sim.ParseCluster(f.cluster, tr.MaxCards)
+	if err != nil {
+		return err
+	}
+	p := &sim.Paired{Lead: lead, Shadow: shadow}
+	t0 := time.Now()
+	res, err := sim.Run(cmd.Context(), tr.Jobs, p, sim.Config{
+		Cluster:     c,
+		Options:     model.Options{Policy: runs[0].policy, ReservationDepth: runs[0].depth},
+		Estimates:   est,
+		KeepOverrun: !f.killAtLimit,
+		Interval:    f.interval,
+		Cycles:      cycles,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s leading, %s alongside: %d cycles in %.2f s\n", runs[0].name, runs[1].name, p.Stats.Cycles, time.Since(t0).Seconds())
+	if f.asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Lead   string          `json:"lead"`
+			Shadow string          `json:"shadow"`
+			Paired sim.PairedStats `json:"paired"`
+			Run    resultRow       `json:"lead_run"`
+		}{runs[0].name, runs[1].name, p.Stats, toRow(runs[0].name, est, res.Summary, nil)})
+	}
+	w := cmd.OutOrStdout()
+	st := p.Stats
+	pct := func(n int) float64 { return 100 * float64(n) / float64(max(st.Cycles, 1)) }
+	fmt.Fprintf(w, "%d cycles in the states %s led to; the starts differ in %d (%.2f%%), the started jobs in %d (%.2f%%)\n",
+		st.Cycles, runs[0].name, st.Differ, pct(st.Differ), st.DifferJobs, pct(st.DifferJobs))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\trole\tstarts\tcards\trelief Σ1/limit\trisk ΣP\t")
+	for i, sd := range []sim.Side{st.Lead, st.Shadow} {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%.3f\t\n", runs[i].name, []string{"lead", "shadow"}[i], sd.Starts, sd.Cards, sd.Relief, sd.Risk)
+	}
+	return tw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -90,11 +91,55 @@ func TestWhatifBadInput(t *testing.T) {
 		{"whatif", "--trace", "synth:jobs=10", "--interval", "1500ms"},
 		{"whatif", "--trace", filepath.Join(t.TempDir(), "missing.swf")},
 		{"whatif", "--trace", "trace.bin"},
+		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy"},
+		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs,hybrid"},
+		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs", "--policy", "easy"},
+		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs", "--jobs", t.TempDir()},
 	} {
 		_, _, err := runCLI(t, args...)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != 2 {
 			t.Errorf("%q: error %v, want exit status 2", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// TestWhatifPair: --pair runs the lead alone as far as the results go
+// (its row equals a --policy run's) and counts the shadow's differences.
+func TestWhatifPair(t *testing.T) {
+	args := []string{"whatif", "--trace", "synth:jobs=300,seed=2,cards=32", "--cluster", "hgx:4", "--json"}
+	out, stderr, err := runCLI(t, append(args, "--pair", "easy,fcfs")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var paired struct {
+		Lead, Shadow string
+		Paired       struct {
+			Cycles, Differ int
+			Lead, Shadow   struct{ Starts int }
+		}
+		Run map[string]any `json:"lead_run"`
+	}
+	if err := json.Unmarshal([]byte(out), &paired); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, stderr, err = runCLI(t, append(args, "--policy", "easy")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var alone struct{ Results []map[string]any }
+	if err := json.Unmarshal([]byte(out), &alone); err != nil {
+		t.Fatal(err)
+	}
+	if len(alone.Results) == 1 {
+		delete(alone.Results[0], "main_wait_delta_s") // against itself there; no reference in a pair
+		delete(paired.Run, "main_wait_delta_s")
+	}
+	if len(alone.Results) != 1 || !reflect.DeepEqual(alone.Results[0], paired.Run) {
+		t.Errorf("EASY alone %v, leading a pair %v: want the same", alone.Results, paired.Run)
+	}
+	p := paired.Paired
+	if paired.Lead != "easy" || paired.Shadow != "fcfs" || p.Cycles == 0 || p.Differ == 0 || p.Lead.Starts <= p.Shadow.Starts {
+		t.Errorf("paired %+v: want EASY leading, FCFS differing in some cycles and starting fewer jobs", paired)
 	}
 }

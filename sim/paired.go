@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/huitian/huitian/model"
+)
+
+// Paired drives a run with Lead while Shadow plans every same snapshot
+// alongside without being acted on: a comparison of two planners'
+// decisions in identical states. Whole runs are chaotic — one different
+// start changes every state after it, and average slowdowns of two runs
+// can differ by tens of percent for that alone — so the paired counts show
+// what a planner does differently where a comparison of two runs cannot.
+//
+// Both planners see every job event. A Shadow with memory is told Lead's
+// decisions (the ones the cluster acted on), so its memory — reservations
+// kept from the last cycle, the tuner's measures — follows the run and
+// only the placement of the current cycle differs.
+type Paired struct {
+	Lead, Shadow Planner
+	Stats        PairedStats
+}
+
+// PairedStats counts what the two planners decided, cycle by cycle.
+type PairedStats struct {
+	Cycles int `json:"cycles"`
+	// Differ counts the cycles whose starts (job, kind and cards) differ;
+	// DifferJobs those whose sets of started jobs differ.
+	Differ     int  `json:"differ"`
+	DifferJobs int  `json:"differ_jobs"`
+	Lead       Side `json:"lead"`
+	Shadow     Side `json:"shadow"`
+}
+
+// Side sums one planner's starts over the cycles.
+type Side struct {
+	Starts int `json:"starts"`
+	Cards  int `json:"cards"`
+	// Relief sums 1 / max(time limit, 10 s) over the started jobs: the
+	// bounded slowdown that starting them now saves per second they would
+	// otherwise wait.
+	Relief float64 `json:"relief"`
+	// Risk sums the preemption probabilities of the starts.
+	Risk float64 `json:"risk"`
+}
+
+// Plan plans with both and returns Lead's decision.
+func (p *Paired) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	dl, err := p.Lead.Plan(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := p.Shadow.Plan(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("shadow planner: %w", err)
+	}
+	limit := make(map[string]time.Duration, len(s.Queued))
+	for i := range s.Queued {
+		limit[s.Queued[i].ID] = s.Queued[i].TimeLimit
+	}
+	p.Stats.Cycles++
+	kl, jl := p.Stats.Lead.add(dl, limit)
+	ks, js := p.Stats.Shadow.add(ds, limit)
+	if !slices.Equal(kl, ks) {
+		p.Stats.Differ++
+	}
+	if !slices.Equal(jl, js) {
+		p.Stats.DifferJobs++
+	}
+	return dl, nil
+}
+
+// add counts a decision's starts and returns their keys, sorted: with
+// cards and kind, and the job ids alone.
+func (sd *Side) add(d *model.Decision, limit map[string]time.Duration) (keys, jobs []string) {
+	for _, st := range d.Starts {
+		sd.Starts++
+		sd.Cards += len(st.Cards)
+		sd.Relief += 1 / max(limit[st.JobID].Seconds(), 10)
+		sd.Risk += st.PreemptProb
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %v", st.JobID, st.Kind)
+		for _, c := range st.Cards {
+			fmt.Fprintf(&b, " %s/%d", c.Node, c.Index)
+		}
+		keys = append(keys, b.String())
+		jobs = append(jobs, st.JobID)
+	}
+	slices.Sort(keys)
+	slices.Sort(jobs)
+	return keys, jobs
+}
+
+// Observe tells both planners a job event.
+func (p *Paired) Observe(e model.Event) {
+	if l, ok := p.Lead.(Learner); ok {
+		l.Observe(e)
+	}
+	if l, ok := p.Shadow.(Learner); ok {
+		l.Observe(e)
+	}
+}
+
+// Decided tells both planners the decision the cluster acted on: Lead's.
+func (p *Paired) Decided(s *model.Snapshot, d *model.Decision) {
+	if l, ok := p.Lead.(Learner); ok {
+		l.Decided(s, d)
+	}
+	if l, ok := p.Shadow.(Learner); ok {
+		l.Decided(s, d)
+	}
+}
