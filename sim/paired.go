@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/huitian/huitian/model"
 )
@@ -23,7 +22,11 @@ import (
 // only the placement of the current cycle differs.
 type Paired struct {
 	Lead, Shadow Planner
-	Stats        PairedStats
+	// Runtime, when set, gives a job's actual runtime in seconds, for
+	// Side.Relief (evaluation only: neither planner sees it). Unset, the
+	// relief uses the time limit.
+	Runtime func(jobID string) (float64, bool)
+	Stats   PairedStats
 }
 
 // PairedStats counts what the two planners decided, cycle by cycle.
@@ -41,9 +44,10 @@ type PairedStats struct {
 type Side struct {
 	Starts int `json:"starts"`
 	Cards  int `json:"cards"`
-	// Relief sums 1 / max(time limit, 10 s) over the started jobs: the
+	// Relief sums 1 / max(runtime, 10 s) over the started jobs: the
 	// bounded slowdown that starting them now saves per second they would
-	// otherwise wait.
+	// otherwise wait. The runtime is the actual one when Paired.Runtime
+	// knows it, else the time limit.
 	Relief float64 `json:"relief"`
 	// Risk sums the preemption probabilities of the starts.
 	Risk float64 `json:"risk"`
@@ -59,9 +63,15 @@ func (p *Paired) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, 
 	if err != nil {
 		return nil, fmt.Errorf("shadow planner: %w", err)
 	}
-	limit := make(map[string]time.Duration, len(s.Queued))
+	limit := make(map[string]float64, len(s.Queued))
 	for i := range s.Queued {
-		limit[s.Queued[i].ID] = s.Queued[i].TimeLimit
+		j := &s.Queued[i]
+		limit[j.ID] = j.TimeLimit.Seconds()
+		if p.Runtime != nil {
+			if r, ok := p.Runtime(j.ID); ok {
+				limit[j.ID] = r
+			}
+		}
 	}
 	p.Stats.Cycles++
 	kl, jl := p.Stats.Lead.add(dl, limit)
@@ -77,11 +87,11 @@ func (p *Paired) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, 
 
 // add counts a decision's starts and returns their keys, sorted: with
 // cards and kind, and the job ids alone.
-func (sd *Side) add(d *model.Decision, limit map[string]time.Duration) (keys, jobs []string) {
+func (sd *Side) add(d *model.Decision, runtime map[string]float64) (keys, jobs []string) {
 	for _, st := range d.Starts {
 		sd.Starts++
 		sd.Cards += len(st.Cards)
-		sd.Relief += 1 / max(limit[st.JobID].Seconds(), 10)
+		sd.Relief += 1 / max(runtime[st.JobID], 10)
 		sd.Risk += st.PreemptProb
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s %v", st.JobID, st.Kind)

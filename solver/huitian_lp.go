@@ -196,6 +196,9 @@ func (c *cycle) value(cd *candidate, lv *levels, l, node int, frag func(f, k int
 	comp := float64(preempt.Compensation(c.h.cfg.Preempt, j.RequeueCount))
 	r := min(tau/med, 100) // keeps the objective's range within what the simplex's tolerances handle
 	v := (1 + 0.25*comp) * r * r * c.cardScale * tau
+	// Equal estimates (the same user and class) go in queue order, as in
+	// the greedy pass: a tie-break far below any other difference.
+	v *= 1 - 1e-4*float64(c.posOf[j])/float64(len(c.s.Queued))
 	if node >= 0 {
 		n := c.lay.Nodes[node]
 		bonus := 0.0
@@ -462,13 +465,28 @@ func (c *cycle) options(cd *candidate, lv *levels, frag func(int, int) float64, 
 		}
 		return t
 	}
-	// A spread offers the nodes with the most usable cards first, until
-	// they hold twice the job: enough for the LP to choose, few enough to
-	// keep it small (each node of a spread is a column and a row).
+	// A spread offers nodes until they hold twice the job: enough for the
+	// LP to choose, few enough to keep it small (each node of a spread is a
+	// column and a row). Nodes whose cards have the shortest windows come
+	// first, as the greedy pass fills temporal fragments first; then those
+	// with the most usable cards (fewer nodes for the job).
+	tauW := math.Max(tau, minRelief)
 	spread := func(nodes []int) []int {
 		ns := slices.Clone(nodes)
+		type key struct {
+			use  float64
+			free int
+		}
+		keys := make(map[int]key, len(ns))
+		for _, n := range ns {
+			f := c.modelFree(n, l, lv, j.CardModel)
+			keys[n] = key{lv.windowUse(n, l, atLeast(lv.avail[n], l), tauW) / float64(max(atLeast(lv.avail[n], l), 1)), f}
+		}
 		slices.SortStableFunc(ns, func(a, b int) int {
-			return cmp.Compare(c.modelFree(b, l, lv, j.CardModel), c.modelFree(a, l, lv, j.CardModel))
+			if x := cmp.Compare(keys[a].use, keys[b].use); x != 0 {
+				return x
+			}
+			return cmp.Compare(keys[b].free, keys[a].free)
 		})
 		got := 0
 		for k := range ns {

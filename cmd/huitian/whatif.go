@@ -538,7 +538,14 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 	if err != nil {
 		return err
 	}
-	p := &sim.Paired{Lead: lead, Shadow: shadow}
+	runtime := make(map[string]float64, len(tr.Jobs))
+	for _, j := range tr.Jobs {
+		runtime[j.ID] = float64(j.Runtime)
+	}
+	p := &sim.Paired{Lead: lead, Shadow: shadow, Runtime: func(id string) (float64, bool) {
+		r, ok := runtime[id]
+		return r, ok
+	}}
 	t0 := time.Now()
 	res, err := sim.Run(cmd.Context(), tr.Jobs, p, sim.Config{
 		Cluster:     c,
@@ -568,7 +575,7 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 	fmt.Fprintf(w, "%d cycles in the states %s led to; the starts differ in %d (%.2f%%), the started jobs in %d (%.2f%%)\n",
 		st.Cycles, runs[0].name, st.Differ, pct(st.Differ), st.DifferJobs, pct(st.DifferJobs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\trole\tstarts\tcards\trelief Σ1/limit\trisk ΣP\t")
+	fmt.Fprintln(tw, "policy\trole\tstarts\tcards\trelief Σ1/runtime\trisk ΣP\t")
 	for i, sd := range []sim.Side{st.Lead, st.Shadow} {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%.3f\t\n", runs[i].name, []string{"lead", "shadow"}[i], sd.Starts, sd.Cards, sd.Relief, sd.Risk)
 	}
