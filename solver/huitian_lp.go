@@ -353,7 +353,9 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 	}
 	c.d.Stats.Objective = objective
 	if out.Bound > 0 {
-		c.d.Stats.Gap = (out.Bound - objective) / out.Bound
+		// The simplex's bound is exact to its tolerance (1e-7 relative); a
+		// rounded objective above it by less is optimal, not a negative gap.
+		c.d.Stats.Gap = max(0, (out.Bound-objective)/out.Bound)
 	}
 	for i := range cs {
 		if !placed[i] {
