@@ -185,6 +185,10 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	if err := c.load(keepAll); err != nil {
 		return nil, err
 	}
+	// Every job starts or waits: room for both up front, not by doubling
+	// (a Start is large, and a big plan has thousands).
+	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount()))
+	c.d.Pending = make([]model.Pending, 0, len(s.Queued))
 	depth := s.Options.ReservationDepth
 	if depth <= 0 {
 		depth = h.cfg.Depth

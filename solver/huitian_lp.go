@@ -3,9 +3,9 @@ package solver
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/estimate"
@@ -562,5 +562,13 @@ func (c *cycle) startBackfill(j *model.Job, cards []int, e jobEst, rk risk, how 
 }
 
 func backfillReason(waiting string, p float64, basis string) string {
-	return fmt.Sprintf("backfilled while %s waits; preemption probability %.3f; estimate from %s", waiting, p, basis)
+	// Built by hand: one per backfill start, thousands in a large plan.
+	buf := make([]byte, 0, 96+len(waiting)+len(basis))
+	buf = append(buf, "backfilled while "...)
+	buf = append(buf, waiting...)
+	buf = append(buf, " waits; preemption probability "...)
+	buf = strconv.AppendFloat(buf, p, 'f', 3, 64)
+	buf = append(buf, "; estimate from "...)
+	buf = append(buf, basis...)
+	return string(buf)
 }

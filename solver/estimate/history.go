@@ -1,7 +1,6 @@
 package estimate
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -28,11 +27,18 @@ type Basis struct {
 }
 
 func (b Basis) String() string {
-	s := fmt.Sprintf("%s (%d jobs)", b.Level, b.Samples)
+	// Built by hand: a plan writes one per backfill start and pending job.
+	buf := make([]byte, 0, 64)
+	buf = append(buf, b.Level...)
+	buf = append(buf, " ("...)
+	buf = strconv.AppendInt(buf, int64(b.Samples), 10)
+	buf = append(buf, " jobs)"...)
 	if b.Unreliable {
-		s += fmt.Sprintf(", estimator unreliable: %.0f%% outlived their p90", 100*b.Exceed)
+		buf = append(buf, ", estimator unreliable: "...)
+		buf = strconv.AppendFloat(buf, 100*b.Exceed, 'f', 0, 64)
+		buf = append(buf, "% outlived their p90"...)
 	}
-	return s
+	return string(buf)
 }
 
 // History is the planner's memory of finished jobs. The owner (simulator or
