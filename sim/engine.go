@@ -66,11 +66,18 @@ const (
 	// that ends before its limit is followed by a cycle of its own. See
 	// README.md for why this reproduces the published numbers exactly.
 	CyclesPerEvent
+	// CyclesInterval plans only every Config.Interval, as a backfill
+	// scheduler that runs on a timer does (Slurm's bf_interval): jobs that
+	// arrive and cards that free up between two cycles wait for the next.
+	CyclesInterval
 )
 
 func (c Cycles) String() string {
-	if c == CyclesPerEvent {
+	switch c {
+	case CyclesPerEvent:
 		return "per-event"
+	case CyclesInterval:
+		return "interval"
 	}
 	return "per-time"
 }
@@ -248,6 +255,9 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 	if cfg.Interval%time.Second != 0 {
 		return nil, fmt.Errorf("sim: config: interval %v: want whole seconds", cfg.Interval)
 	}
+	if cfg.Cycles == CyclesInterval && cfg.Interval == 0 {
+		return nil, errors.New("sim: config: interval cycles need an interval > 0")
+	}
 	for i := 1; i < len(jobs); i++ {
 		if jobs[i].Submit < jobs[i-1].Submit {
 			return nil, fmt.Errorf("sim: job %d (%q) submitted at %d s, before job %d at %d s: jobs must be sorted by submit", i, jobs[i].ID, jobs[i].Submit, i-1, jobs[i-1].Submit)
@@ -375,11 +385,12 @@ func (e *engine) run(ctx context.Context) error {
 			}
 			e.next++
 		}
-		if ticking && nextTick == t {
+		tick := ticking && nextTick == t
+		if tick {
 			nextTick += interval
 		}
-		// 4. One planning cycle.
-		if len(e.queued) > 0 {
+		// 4. One planning cycle (with interval cycles, only on a tick).
+		if len(e.queued) > 0 && (e.cfg.Cycles != CyclesInterval || tick) {
 			if err := e.plan(ctx, t); err != nil {
 				return err
 			}

@@ -143,6 +143,31 @@ func TestInterval(t *testing.T) {
 	}
 }
 
+func TestCyclesInterval(t *testing.T) {
+	// Cycles only on 10-second ticks from the first submit: job 2 arrives
+	// at 3 and waits for the tick at 10; job 1's card frees at 12 and job 3
+	// (arriving at 11) takes it at the tick at 20, not at 12.
+	var times []int64
+	pl := planFunc(func(s *model.Snapshot) (*model.Decision, error) {
+		times = append(times, sec(s.Now))
+		return easy().Plan(t.Context(), s)
+	})
+	jobs := []trace.Job{tj("1", 0, 12, 20, 1), tj("2", 3, 30, 30, 1), tj("3", 11, 5, 5, 1)}
+	res := run(t, jobs, pl, Config{Cluster: flat(t, 2), Interval: 10 * time.Second, Cycles: CyclesInterval})
+	if diff := cmp.Diff([]int64{0, 10, 20}, times); diff != "" {
+		t.Errorf("cycle times (-want +got):\n%s", diff)
+	}
+	got := byID(res)
+	for id, want := range map[string]int64{"1": 0, "2": 10, "3": 20} {
+		if got[id].Start != want {
+			t.Errorf("job %s started at %d, want %d", id, got[id].Start, want)
+		}
+	}
+	if _, err := Run(t.Context(), jobs, easy(), Config{Cluster: flat(t, 2), Cycles: CyclesInterval}); err == nil {
+		t.Error("interval cycles without an interval: no error")
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	jobs := []trace.Job{tj("1", 5, 5, 5, 1), tj("2", 0, 5, 5, 1)}
 	for _, tc := range []struct {

@@ -79,7 +79,7 @@ difference of a few percent. Bad flags and unreadable inputs exit with status 2.
 	fl.StringVar(&f.filter, "filter", "", `SWF record filter: "" or strong (predictsim's)`)
 	fl.BoolVar(&f.killAtLimit, "kill-at-limit", true, "kill a job at its limit; false lets it run to its recorded end")
 	fl.DurationVar(&f.interval, "interval", 0, "also plan every interval (whole seconds); 0 plans on arrivals and completions only")
-	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator)")
+	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator); interval: only every --interval, as a timer-driven backfill scheduler")
 	fl.StringVar(&f.reference, "reference", "easy", "policy the main-job wait is compared against (when it is in the run)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
 	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
@@ -173,8 +173,13 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	case "per-time":
 	case "per-event", "pyss":
 		cycles = sim.CyclesPerEvent
+	case "interval":
+		cycles = sim.CyclesInterval
+		if f.interval <= 0 {
+			return exitWith(2, errors.New("--cycles interval: give --interval"))
+		}
 	default:
-		return exitWith(2, fmt.Errorf("--cycles: %q: want per-time or per-event", f.cycles))
+		return exitWith(2, fmt.Errorf("--cycles: %q: want per-time, per-event or interval", f.cycles))
 	}
 	if f.interval < 0 || f.interval%time.Second != 0 {
 		return exitWith(2, fmt.Errorf("--interval: %v: want whole seconds ≥ 0", f.interval))
