@@ -699,6 +699,7 @@ func policyResult(p pb.Policy, s sim.Summary, rec *recorder) *pb.PolicyResult {
 		// Absent stays absent: a rate with nothing to measure is not 0.
 		BackfillCompletionRate: wrap(s.BackfillCompletionRate),
 		BackfillUtilization:    wrap(s.BackfillUtilization),
+		UtilizationWhileQueued: wrap(s.UtilizationQueued),
 	}
 	if v := s.MainAvgWait; v != nil {
 		out.MainMeanWait = seconds(*v)

@@ -180,6 +180,7 @@ func checkResult(t *testing.T, got *pb.PolicyResult, want sim.Summary, main bool
 	}
 	present("backfill_completion_rate", got.BackfillCompletionRate, want.BackfillCompletionRate)
 	present("backfill_utilization", got.BackfillUtilization, want.BackfillUtilization)
+	present("utilization_while_queued", got.UtilizationWhileQueued, want.UtilizationQueued)
 	if !main {
 		// Checked by the caller.
 	} else if (got.GetMainMeanWait() == nil) != (want.MainAvgWait == nil) {
@@ -339,6 +340,7 @@ func TestWhatIfEqualsCLI(t *testing.T) {
 			MainWaitDelta          *float64 `json:"main_wait_delta_s"`
 			AvgBSLD                float64  `json:"avg_bsld"`
 			Utilization            float64  `json:"utilization"`
+			UtilizationQueued      *float64 `json:"utilization_while_queued"`
 			Makespan               int64    `json:"makespan_s"`
 			BackfillStarts         int64    `json:"backfill_starts"`
 			BackfillCompletionRate *float64 `json:"backfill_completion_rate"`
@@ -366,7 +368,7 @@ func TestWhatIfEqualsCLI(t *testing.T) {
 			Makespan: r.Makespan, BackfillStarts: int(r.BackfillStarts), BackfillCompletionRate: r.BackfillCompletionRate,
 			BackfillUtilization: r.BackfillUtilization, Preemptions: r.Preemptions,
 			MedianWait: r.MedianWait, AvgFlow: r.AvgFlow, NeverStarted: r.NeverStarted, RegularStarts: r.RegularStarts,
-			LostCardSeconds: r.LostCardSeconds, Cycles: r.Cycles,
+			LostCardSeconds: r.LostCardSeconds, Cycles: r.Cycles, UtilizationQueued: r.UtilizationQueued,
 		}, false)
 		// The CLI's main-wait delta is against EASY (the first policy):
 		// the RPC's main-job waits give the same difference.

@@ -238,6 +238,9 @@ func (e *engine) start(st *model.Start, ids []int32, t int64) {
 		e.acc.regularStarts++
 	}
 	spec := e.queued[j.qpos]
+	if spec.Cards <= e.usable {
+		e.queuedFit--
+	}
 	e.startedRun = append(e.startedRun, model.Running{
 		Job: spec, Cards: slices.Clone(st.Cards), Start: e.snap.Now, Kind: st.Kind,
 	})

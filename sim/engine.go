@@ -212,6 +212,12 @@ type engine struct {
 
 	acc      accum
 	earlyBuf []event
+	// When the queue-time utilization was last integrated (-1 before the
+	// first event), and how many queued jobs ask for no more cards than
+	// the cluster has (one larger never starts, and would count the whole
+	// run as queue time).
+	queuedT   int64
+	queuedFit int
 	// The last cycle's idle-capacity accounting and its time; statT < 0
 	// before the first cycle.
 	statT            int64
@@ -308,6 +314,7 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 	}
 	e.snap = model.Snapshot{Cluster: cfg.Cluster, Options: cfg.Options}
 	e.statT = -1
+	e.queuedT = -1
 	if cfg.Series && len(jobs) > 0 {
 		e.series = newSeriesRec(jobs[0].Submit)
 	}
@@ -350,6 +357,13 @@ func (e *engine) run(ctx context.Context) error {
 		if t < 0 {
 			break
 		}
+		// The state since the last event time holds until t.
+		if e.queuedT >= 0 && t > e.queuedT && e.queuedFit > 0 {
+			dt := float64(t - e.queuedT)
+			e.acc.queuedBusySeconds += float64(e.busy) * dt
+			e.acc.queuedCapSeconds += float64(e.usable) * dt
+		}
+		e.queuedT = t
 		last = t
 		if iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -505,6 +519,9 @@ func (e *engine) arrive(ji int32, t int64) error {
 	spec.Submit = e.at(tj.Submit)
 	spec.TimeLimit = time.Duration(e.js[ji].limit) * time.Second
 	e.js[ji].state = stQueued
+	if spec.Cards <= e.usable {
+		e.queuedFit++
+	}
 	e.queued = append(e.queued, spec)
 	e.qidx = append(e.qidx, ji)
 	e.inQueue[tj.ID] = ji
@@ -524,6 +541,9 @@ func (e *engine) requeue(ji int32, spec model.Job) {
 		}
 		return int(q - target)
 	})
+	if spec.Cards <= e.usable {
+		e.queuedFit++
+	}
 	e.queued = slices.Insert(e.queued, pos, spec)
 	e.qidx = slices.Insert(e.qidx, pos, ji)
 	e.inQueue[spec.ID] = ji

@@ -54,6 +54,11 @@ type Summary struct {
 	// Utilization is busy card-seconds over usable cards × the span from
 	// the first submit to the last end.
 	Utilization float64 `json:"utilization"`
+	// UtilizationQueued is busy card-seconds over usable card-seconds
+	// during the time some job waited in the queue (one that asks for no
+	// more cards than the cluster has): what backfill works on, free of
+	// the span the trace's last jobs set. Nil when no job ever waited.
+	UtilizationQueued *float64 `json:"utilization_while_queued"`
 	// Makespan is the span from the first submit to the last end.
 	Makespan int64 `json:"makespan_s"`
 
@@ -90,6 +95,11 @@ type accum struct {
 	preemptions     int
 	regularStarts   int
 	backfillStarts  int
+
+	// Busy card-seconds and card-seconds of the usable cards while some job
+	// waited in the queue.
+	queuedBusySeconds float64
+	queuedCapSeconds  float64
 
 	// The planner's idle-capacity accounting, integrated over time.
 	idleCardSeconds     float64
@@ -150,6 +160,10 @@ func summarize(jobs []JobResult, usable int, acc accum, cycles int) Summary {
 	s.Makespan = last - first
 	if s.Makespan > 0 && usable > 0 {
 		s.Utilization = acc.busyCardSeconds / (float64(usable) * float64(s.Makespan))
+	}
+	if acc.queuedCapSeconds > 0 {
+		u := acc.queuedBusySeconds / acc.queuedCapSeconds
+		s.UtilizationQueued = &u
 	}
 	if bfJobs > 0 {
 		r := float64(bfClean) / float64(bfJobs)

@@ -126,3 +126,21 @@ func TestBackfillUtilization(t *testing.T) {
 		t.Errorf("backfill utilization %v without accounting, want nil", *u)
 	}
 }
+
+// TestUtilizationWhileQueued: 1 holds one of two cards for 10 s while 2
+// waits for both; then 2 runs alone with nobody waiting. 3 asks for more
+// cards than there are: it waits forever but is no queue time.
+func TestUtilizationWhileQueued(t *testing.T) {
+	jobs := []trace.Job{tj("1", 0, 10, 10, 1), tj("2", 0, 10, 10, 2), tj("3", 0, 10, 10, 3)}
+	s := run(t, jobs, easy(), Config{Cluster: flat(t, 2)}).Summary
+	if s.UtilizationQueued == nil || *s.UtilizationQueued != 0.5 {
+		t.Errorf("utilization while queued %v, want 0.5 (1 of 2 cards for the 10 s 2 waited)", s.UtilizationQueued)
+	}
+	if s.Utilization != 0.75 {
+		t.Errorf("utilization %v, want 0.75 (30 of 40 card-seconds)", s.Utilization)
+	}
+	s = run(t, jobs[:1], easy(), Config{Cluster: flat(t, 2)}).Summary
+	if s.UtilizationQueued != nil {
+		t.Errorf("nobody waited, utilization while queued %v, want nil", *s.UtilizationQueued)
+	}
+}

@@ -398,6 +398,7 @@ type resultRow struct {
 	AvgBSLD                float64  `json:"avg_bsld"`
 	AvgFlow                float64  `json:"avg_flow_s"`
 	Utilization            float64  `json:"utilization"`
+	UtilizationQueued      *float64 `json:"utilization_while_queued"`
 	Makespan               int64    `json:"makespan_s"`
 	RegularStarts          int      `json:"regular_starts"`
 	BackfillStarts         int      `json:"backfill_starts"`
@@ -413,7 +414,7 @@ func toRow(name string, est sim.Estimates, s sim.Summary, delta *float64) result
 	return resultRow{
 		Policy: name, Estimates: est.String(), Jobs: s.Jobs, NeverStarted: s.NeverStarted,
 		AvgWait: s.AvgWait, MedianWait: s.MedianWait, P95Wait: s.P95Wait, AvgBSLD: s.AvgBSLD, AvgFlow: s.AvgFlow,
-		Utilization: s.Utilization, Makespan: s.Makespan, RegularStarts: s.RegularStarts, BackfillStarts: s.BackfillStarts,
+		Utilization: s.Utilization, UtilizationQueued: s.UtilizationQueued, Makespan: s.Makespan, RegularStarts: s.RegularStarts, BackfillStarts: s.BackfillStarts,
 		BackfillCompletionRate: s.BackfillCompletionRate, BackfillUtilization: s.BackfillUtilization,
 		MainWaitDelta: delta, Preemptions: s.Preemptions, LostCardSeconds: s.LostCardSeconds, Cycles: s.Cycles,
 	}
@@ -421,7 +422,7 @@ func toRow(name string, est sim.Estimates, s sim.Summary, delta *float64) result
 
 func writeResultTable(w io.Writer, rows []resultRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\testimates\tjobs\tavg wait s\tp95 wait s\tavg flow s\tavg bsld\tutil\tbackfill starts\tbf completion\tmain-wait Δ s\tpreemptions\t")
+	fmt.Fprintln(tw, "policy\testimates\tjobs\tavg wait s\tp95 wait s\tavg flow s\tavg bsld\tutil\tutil queued\tbackfill starts\tbf completion\tmain-wait Δ s\tpreemptions\t")
 	opt := func(p *float64, format string) string {
 		if p == nil {
 			return "–"
@@ -429,9 +430,9 @@ func writeResultTable(w io.Writer, rows []resultRow) error {
 		return fmt.Sprintf(format, *p)
 	}
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t%.3f\t%d\t%s\t%s\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t%.3f\t%s\t%d\t%s\t%s\t%d\t\n",
 			r.Policy, r.Estimates, r.Jobs, r.AvgWait, r.P95Wait, r.AvgFlow, r.AvgBSLD, r.Utilization,
-			r.BackfillStarts, opt(r.BackfillCompletionRate, "%.3f"), opt(r.MainWaitDelta, "%+.0f"), r.Preemptions)
+			opt(r.UtilizationQueued, "%.3f"), r.BackfillStarts, opt(r.BackfillCompletionRate, "%.3f"), opt(r.MainWaitDelta, "%+.0f"), r.Preemptions)
 	}
 	return tw.Flush()
 }

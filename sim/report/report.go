@@ -91,23 +91,25 @@ func markdown(b *bytes.Buffer, title string, about []string, runs []Run) {
 		b.WriteString("\n")
 	}
 	b.WriteString("## Comparison\n\n")
-	b.WriteString("| policy | jobs | avg wait | median wait | p95 wait | avg flow | avg bsld | utilization | makespan | backfill starts | backfill completion | main-wait Δ | preemptions |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| policy | jobs | avg wait | median wait | p95 wait | avg flow | avg bsld | utilization | util. while queued | makespan | backfill starts | backfill completion | main-wait Δ | preemptions |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range runs {
 		s := r.Result.Summary
 		jobs := fmt.Sprint(s.Jobs)
 		if s.NeverStarted > 0 {
 			jobs += fmt.Sprintf(" (+%d never started)", s.NeverStarted)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %.2f | %.1f%% | %s | %d | %s | %s | %d |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %.2f | %.1f%% | %s | %s | %d | %s | %s | %d |\n",
 			r.Label, jobs, Duration(s.AvgWait), Duration(s.MedianWait), Duration(s.P95Wait), Duration(s.AvgFlow),
-			s.AvgBSLD, 100*s.Utilization, Duration(float64(s.Makespan)), s.BackfillStarts,
+			s.AvgBSLD, 100*s.Utilization, percent(s.UtilizationQueued), Duration(float64(s.Makespan)), s.BackfillStarts,
 			percent(s.BackfillCompletionRate), signedDuration(r.MainWaitDelta), s.Preemptions)
 	}
 	b.WriteString(`
 Wait is submit to first start; flow is submit to end; bounded slowdown is
 max(1, flow / max(10 s, run)). Utilization is busy card-seconds over the
-cards × the span from the first submit to the last end. Backfill completion
+cards × the span from the first submit to the last end; utilization while
+queued counts only the time some job (that the cluster can hold) waited.
+Backfill completion
 is the share of backfill-started jobs that ended without preemption; main-wait
 Δ is the average wait of regularly started jobs minus the reference policy's;
 "–" where a measure does not apply.

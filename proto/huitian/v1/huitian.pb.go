@@ -3430,9 +3430,13 @@ type PolicyResult struct {
 	// across policies for the main-job wait delta.
 	MainMeanWait *durationpb.Duration `protobuf:"bytes,20,opt,name=main_mean_wait,json=mainMeanWait,proto3" json:"main_mean_wait,omitempty"`
 	// Planning cycles run.
-	Cycles        int64 `protobuf:"varint,21,opt,name=cycles,proto3" json:"cycles,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Cycles int64 `protobuf:"varint,21,opt,name=cycles,proto3" json:"cycles,omitempty"`
+	// Busy card-time over usable card-time while some job (one the cluster
+	// can hold) waited, in [0, 1]: what backfill works on, free of the span
+	// the trace's last jobs set. Absent when no job ever waited.
+	UtilizationWhileQueued *wrapperspb.DoubleValue `protobuf:"bytes,24,opt,name=utilization_while_queued,json=utilizationWhileQueued,proto3" json:"utilization_while_queued,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *PolicyResult) Reset() {
@@ -3610,6 +3614,13 @@ func (x *PolicyResult) GetCycles() int64 {
 		return x.Cycles
 	}
 	return 0
+}
+
+func (x *PolicyResult) GetUtilizationWhileQueued() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.UtilizationWhileQueued
+	}
+	return nil
 }
 
 // GetStatusRequest asks for one cluster's planner state.
@@ -4246,7 +4257,7 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"jobs_total\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tjobsTotal\x12A\n" +
 	"\x0esimulated_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rsimulatedTime\"F\n" +
 	"\x10WhatIfComparison\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\x8d\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\xfe\n" +
 	"\n" +
 	"\fPolicyResult\x124\n" +
 	"\x06policy\x18\x01 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06policy\x12\x1b\n" +
@@ -4271,7 +4282,8 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x11lost_card_seconds\x18\x12 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x0flostCardSeconds\x12$\n" +
 	"\tmain_jobs\x18\x13 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bmainJobs\x12I\n" +
 	"\x0emain_mean_wait\x18\x14 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\fmainMeanWait\x12\x1f\n" +
-	"\x06cycles\x18\x15 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06cyclesJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
+	"\x06cycles\x18\x15 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06cycles\x12o\n" +
+	"\x18utilization_while_queued\x18\x18 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x16utilizationWhileQueuedJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
 	"\":\n" +
 	"\x10GetStatusRequest\x12&\n" +
 	"\n" +
@@ -4465,115 +4477,116 @@ var file_huitian_v1_huitian_proto_goTypes = []any{
 	(*wrapperspb.DoubleValue)(nil), // 49: google.protobuf.DoubleValue
 }
 var file_huitian_v1_huitian_proto_depIdxs = []int32{
-	47, // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
-	14, // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
-	21, // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
-	20, // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
-	22, // 4: huitian.v1.PlanRequest.options:type_name -> huitian.v1.PlanOptions
-	16, // 5: huitian.v1.Cluster.nodes:type_name -> huitian.v1.Node
-	15, // 6: huitian.v1.Cluster.domains:type_name -> huitian.v1.Domain
-	0,  // 7: huitian.v1.Domain.kind:type_name -> huitian.v1.DomainKind
-	17, // 8: huitian.v1.Node.cards:type_name -> huitian.v1.Card
-	18, // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
-	1,  // 10: huitian.v1.JobSpec.topology:type_name -> huitian.v1.Topology
-	2,  // 11: huitian.v1.JobSpec.comm:type_name -> huitian.v1.Comm
-	48, // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
-	48, // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
-	3,  // 14: huitian.v1.JobSpec.backfill:type_name -> huitian.v1.BackfillPreference
-	47, // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
-	20, // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
-	19, // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
-	47, // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
-	4,  // 19: huitian.v1.RunningJob.kind:type_name -> huitian.v1.AllocationKind
-	47, // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
-	5,  // 21: huitian.v1.PlanOptions.policy:type_name -> huitian.v1.Policy
-	48, // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
-	48, // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
-	24, // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
-	25, // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
-	26, // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
-	28, // 27: huitian.v1.PlanResponse.stats:type_name -> huitian.v1.SolverStats
-	27, // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
-	19, // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
-	4,  // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
-	48, // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
-	47, // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
-	6,  // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
-	19, // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
-	47, // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
-	7,  // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
-	48, // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
-	8,  // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
-	47, // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
-	48, // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
-	9,  // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
-	47, // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
-	20, // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
-	4,  // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
-	47, // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
-	10, // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
-	7,  // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
-	29, // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
-	35, // 49: huitian.v1.GetJobInsightResponse.insight:type_name -> huitian.v1.JobInsight
-	11, // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
-	4,  // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
-	19, // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
-	48, // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
-	47, // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
-	47, // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
-	8,  // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
-	6,  // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
-	10, // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
-	47, // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
-	47, // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
-	34, // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
-	12, // 62: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
-	14, // 63: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
-	36, // 64: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
-	5,  // 65: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
-	22, // 66: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
-	39, // 67: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
-	40, // 68: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
-	5,  // 69: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
-	47, // 70: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
-	41, // 71: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
-	5,  // 72: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
-	48, // 73: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
-	48, // 74: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
-	48, // 75: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
-	49, // 76: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
-	49, // 77: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
-	48, // 78: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	48, // 79: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
-	48, // 80: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
-	48, // 81: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
-	5,  // 82: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	47, // 83: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	28, // 84: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	44, // 85: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	45, // 86: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	46, // 87: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	48, // 88: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	49, // 89: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	49, // 90: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	48, // 91: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	49, // 92: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	6,  // 93: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13, // 94: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30, // 95: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32, // 96: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37, // 97: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	42, // 98: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23, // 99: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31, // 100: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33, // 101: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38, // 102: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	43, // 103: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	99, // [99:104] is the sub-list for method output_type
-	94, // [94:99] is the sub-list for method input_type
-	94, // [94:94] is the sub-list for extension type_name
-	94, // [94:94] is the sub-list for extension extendee
-	0,  // [0:94] is the sub-list for field type_name
+	47,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
+	14,  // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
+	21,  // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
+	20,  // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
+	22,  // 4: huitian.v1.PlanRequest.options:type_name -> huitian.v1.PlanOptions
+	16,  // 5: huitian.v1.Cluster.nodes:type_name -> huitian.v1.Node
+	15,  // 6: huitian.v1.Cluster.domains:type_name -> huitian.v1.Domain
+	0,   // 7: huitian.v1.Domain.kind:type_name -> huitian.v1.DomainKind
+	17,  // 8: huitian.v1.Node.cards:type_name -> huitian.v1.Card
+	18,  // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
+	1,   // 10: huitian.v1.JobSpec.topology:type_name -> huitian.v1.Topology
+	2,   // 11: huitian.v1.JobSpec.comm:type_name -> huitian.v1.Comm
+	48,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
+	48,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
+	3,   // 14: huitian.v1.JobSpec.backfill:type_name -> huitian.v1.BackfillPreference
+	47,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
+	20,  // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
+	19,  // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
+	47,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
+	4,   // 19: huitian.v1.RunningJob.kind:type_name -> huitian.v1.AllocationKind
+	47,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
+	5,   // 21: huitian.v1.PlanOptions.policy:type_name -> huitian.v1.Policy
+	48,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
+	48,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
+	24,  // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
+	25,  // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
+	26,  // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
+	28,  // 27: huitian.v1.PlanResponse.stats:type_name -> huitian.v1.SolverStats
+	27,  // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
+	19,  // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
+	4,   // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
+	48,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
+	47,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
+	6,   // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
+	19,  // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
+	47,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
+	7,   // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
+	48,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
+	8,   // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
+	47,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
+	48,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
+	9,   // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
+	47,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
+	20,  // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
+	4,   // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
+	47,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
+	10,  // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
+	7,   // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
+	29,  // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
+	35,  // 49: huitian.v1.GetJobInsightResponse.insight:type_name -> huitian.v1.JobInsight
+	11,  // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
+	4,   // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
+	19,  // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
+	48,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
+	47,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
+	47,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
+	8,   // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
+	6,   // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
+	10,  // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
+	47,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
+	47,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
+	34,  // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
+	12,  // 62: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
+	14,  // 63: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
+	36,  // 64: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
+	5,   // 65: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
+	22,  // 66: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
+	39,  // 67: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
+	40,  // 68: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
+	5,   // 69: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
+	47,  // 70: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
+	41,  // 71: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
+	5,   // 72: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
+	48,  // 73: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
+	48,  // 74: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
+	48,  // 75: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
+	49,  // 76: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
+	49,  // 77: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
+	48,  // 78: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	48,  // 79: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	48,  // 80: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	48,  // 81: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	49,  // 82: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
+	5,   // 83: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	47,  // 84: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	28,  // 85: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	44,  // 86: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	45,  // 87: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	46,  // 88: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	48,  // 89: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	49,  // 90: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	49,  // 91: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	48,  // 92: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	49,  // 93: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	6,   // 94: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13,  // 95: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30,  // 96: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32,  // 97: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37,  // 98: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	42,  // 99: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23,  // 100: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31,  // 101: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33,  // 102: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38,  // 103: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	43,  // 104: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	100, // [100:105] is the sub-list for method output_type
+	95,  // [95:100] is the sub-list for method input_type
+	95,  // [95:95] is the sub-list for extension type_name
+	95,  // [95:95] is the sub-list for extension extendee
+	0,   // [0:95] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
