@@ -166,6 +166,7 @@ type walker struct {
 
 	waiting  string // the first job that waits, "" while none does
 	reserved int
+	lastRes  int64 // the latest reserved start so far (seconds from now)
 }
 
 func (w *walker) run(order []int) {
@@ -216,19 +217,22 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		return
 	}
 	cards, out := w.prof.FitNow(dur, req)
-	if out == profile.Fits {
-		if w.waiting != "" && j.Backfill == model.BackfillOptOut {
-			w.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+w.waiting)
-			w.markWaiting(j)
-			return
-		}
+	optOut := w.waiting != "" && j.Backfill == model.BackfillOptOut
+	if out == profile.Fits && !optOut {
 		w.start(j, cards, dur)
 		return
 	}
 	if mayReserve && (w.p.Depth < 0 || w.reserved < w.p.Depth) {
-		if t, rc, ok := w.prof.EarliestStart(1, dur, req); ok {
+		// A job that opted out of backfill starts no earlier than the
+		// jobs ahead of it: its reservation follows theirs.
+		after := int64(1)
+		if optOut {
+			after = max(after, w.lastRes)
+		}
+		if t, rc, ok := w.prof.EarliestStart(after, dur, req); ok {
 			if err := w.prof.Reserve(rc, t, t+dur); err == nil {
 				w.reserved++
+				w.lastRes = max(w.lastRes, t)
 				at := w.s.Now.Add(time.Duration(t) * time.Second)
 				w.d.Reservations = append(w.d.Reservations, model.Reservation{
 					JobID: j.ID, Cards: w.prof.Layout().Refs(rc), Start: at, Confidence: 1,
@@ -241,6 +245,12 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 				return
 			}
 		}
+	}
+	switch {
+	case optOut:
+		w.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+w.waiting)
+		w.markWaiting(j)
+		return
 	}
 	switch out {
 	case profile.NoCards:

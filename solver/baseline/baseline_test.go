@@ -124,6 +124,24 @@ func TestPlanInvariants(t *testing.T) {
 			claim(r.JobID, r.Cards, st, st+Seconds(j.TimeLimit))
 			checkTopology(t, lay, j, r.Cards)
 		}
+		// An opted-out job's reservation starts no earlier than any
+		// reservation of a job ahead of it.
+		resAt := map[string]int64{}
+		for _, r := range d.Reservations {
+			resAt[r.JobID] = Rel(s.Now, r.Start)
+		}
+		latest := int64(-1)
+		for _, k := range QueueOrder(s.Queued) {
+			j := &s.Queued[k]
+			at, ok := resAt[j.ID]
+			if !ok {
+				continue
+			}
+			if j.Backfill == model.BackfillOptOut && at < latest {
+				t.Fatalf("opted-out %s reserved at %d, before a job ahead of it at %d", j.ID, at, latest)
+			}
+			latest = max(latest, at)
+		}
 		// 2. Regular starts are a prefix of the queue order (skipping jobs
 		// that can never fit); after the first waiting job, only backfill.
 		order := QueueOrder(s.Queued)
