@@ -18,6 +18,11 @@ type scratch struct {
 	islandCnt []int32
 	groupCap  []int32
 	inSet     []bool
+
+	// placeSwitch's per-group capacity (+1 once seen), apart from the
+	// sweep's counters, which are live while it places.
+	switchCap []int32
+	touched   []int32
 }
 
 type nodeGroup struct {
@@ -31,6 +36,7 @@ func (s *scratch) init(lay *model.Layout, ngroups int) {
 	s.nodeCnt = make([]int32, len(lay.Nodes))
 	s.islandCnt = make([]int32, len(lay.Islands))
 	s.groupCap = make([]int32, ngroups)
+	s.switchCap = make([]int32, ngroups)
 	s.inSet = make([]bool, len(lay.Cards))
 }
 
@@ -86,10 +92,10 @@ func (p *Profile) placeGeneral(req Request, cands []int) []int {
 func (p *Profile) groupByNode(cands []int) []nodeGroup {
 	gs := p.sc.nodes[:0]
 	for i := 0; i < len(cands); {
-		n := p.lay.Cards[cands[i]].Node
+		n := p.nodeOf[cands[i]]
 		j := i
 		k := p.sc.key[cands[i]]
-		for j < len(cands) && p.lay.Cards[cands[j]].Node == n {
+		for j < len(cands) && p.nodeOf[cands[j]] == n {
 			k = min(k, p.sc.key[cands[j]])
 			j++
 		}
@@ -292,12 +298,19 @@ func (p *Profile) placeSwitch(groups []nodeGroup, req Request) []int {
 	}
 	// groups are in node order; switch groups need not be contiguous, so
 	// collect per group.
-	caps := map[int32]int{}
+	caps, touched := p.sc.switchCap, p.sc.touched[:0]
 	for i := range groups {
-		caps[p.group[groups[i].node]] += capOf(&groups[i])
+		g := p.group[groups[i].node]
+		if caps[g] == 0 {
+			touched = append(touched, g)
+			caps[g] = 1
+		}
+		caps[g] += int32(capOf(&groups[i]))
 	}
 	bestG, bestCap := int32(-1), 0
-	for g, c := range caps {
+	for _, g := range touched {
+		c := int(caps[g]) - 1
+		caps[g] = 0
 		if c < need {
 			continue
 		}
@@ -305,6 +318,7 @@ func (p *Profile) placeSwitch(groups []nodeGroup, req Request) []int {
 			bestG, bestCap = g, c
 		}
 	}
+	p.sc.touched = touched
 	if bestG < 0 {
 		return nil
 	}

@@ -59,6 +59,9 @@ type Profile struct {
 	lay   *model.Layout
 	rel   []int64
 	spans [][]span
+	// nodeOf is each card's node, packed: placement reads it per candidate
+	// card, and the layout's card records are 8 times wider.
+	nodeOf []int32
 
 	// group maps a node to its switch group: the leaf switch, or a group of
 	// its own for a node under no switch.
@@ -92,8 +95,12 @@ func New(lay *model.Layout) *Profile {
 		rel:       make([]int64, len(lay.Cards)),
 		spans:     make([][]span, len(lay.Cards)),
 		group:     make([]int32, len(lay.Nodes)),
+		nodeOf:    make([]int32, len(lay.Cards)),
 		freeDirty: true,
 		usable:    -1,
+	}
+	for c := range lay.Cards {
+		p.nodeOf[c] = lay.Cards[c].Node
 	}
 	ns := int32(len(lay.Switches))
 	for i, n := range lay.Nodes {
@@ -337,8 +344,13 @@ func (p *Profile) FitNowOn(dur int64, req Request, nodes []int32) ([]int, Outcom
 func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) bool) ([]int, Outcome) {
 	cands := p.sc.cands[:0]
 	claimed := 0
+	anyModel := req.Model == ""
 	for _, c := range free {
-		if !p.FreeNow(c) || !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) || allow != nil && !allow(c) {
+		// Both callers list usable cards only, so free now is rel == 0
+		// (p.free may hold a few that have been taken since); the card's
+		// model is read only when the request names one: at 65k cards this
+		// loop is most of a gang's placement.
+		if p.rel[c] != 0 || !anyModel && !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) || allow != nil && !allow(c) {
 			continue
 		}
 		if w := p.Window(c, 0); w >= dur {
