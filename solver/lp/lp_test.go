@@ -131,3 +131,52 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatalf("LP placement = %v (greedy used %v), want %v", out.Objective, out.Greedy, 4*7200+3600)
 	}
 }
+
+// countingSolver counts the LPs it is given and solves them with CLP.
+type countingSolver struct{ n *int }
+
+func (s countingSolver) Solve(ctx context.Context, p *lp.Problem) (*lp.Result, error) {
+	*s.n++
+	return clpSolver{}.Solve(ctx, p)
+}
+
+// TestGreedyAtTheBoundSkipsTheSolver: when the greedy placement takes
+// every candidate at its best option, nothing is worth more and the LP is
+// not solved; when it does not (the worked example), it is.
+func TestGreedyAtTheBoundSkipsTheSolver(t *testing.T) {
+	roomy := &lp.Instance{
+		Levels: 1,
+		Avail:  [][]int{{4}, {4}},
+		Cands: []lp.Cand{
+			{Cards: 2, Opts: []lp.Opt{{Node: 0, Value: 10}, {Node: 1, Value: 9}}},
+			{Cards: 4, Opts: []lp.Opt{{Node: 1, Value: 20}}},
+			{Cards: 1, Opts: []lp.Opt{{Node: 0, Value: 5}}},
+		},
+	}
+	calls := 0
+	out, err := lp.Solve(context.Background(), roomy, countingSolver{&calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 || !out.Unsolved || out.Objective != 35 || out.Bound != 35 {
+		t.Errorf("roomy: %d solves, unsolved %v, objective %v, bound %v; want 0, true, 35, 35", calls, out.Unsolved, out.Objective, out.Bound)
+	}
+	// The second option of the first candidate is worth less: a greedy
+	// that took it would not be at the bound, and the LP would run.
+	tight := &lp.Instance{
+		Levels: 1,
+		Avail:  [][]int{{4}, {1}},
+		Cands: []lp.Cand{
+			{Cards: 1, Opts: []lp.Opt{{Node: 0, Value: 1 * 3600}}},
+			{Cards: 4, Opts: []lp.Opt{{Node: 0, Value: 4 * 7200}}},
+			{Cards: 1, Opts: []lp.Opt{{Node: 0, Value: 3600}, {Node: 1, Value: 3600}}},
+		},
+	}
+	out, err = lp.Solve(context.Background(), tight, countingSolver{&calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || out.Unsolved {
+		t.Errorf("worked example: %d solves, unsolved %v; want 1, false", calls, out.Unsolved)
+	}
+}

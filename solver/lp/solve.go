@@ -56,6 +56,24 @@ type Outcome struct {
 	Rows      int
 	Cols      int
 	Greedy    bool // the greedy placement was worth more than the rounded LP
+	// Unsolved: the greedy placement took every candidate of positive
+	// value at its best option, which no placement can beat (Bound is
+	// Σ_j max_o v[j,o]); the solver was not called.
+	Unsolved bool
+}
+
+// upperBound is Σ over candidates of their best option's value, or 0 when
+// none is positive: no placement is worth more.
+func upperBound(in *Instance) float64 {
+	ub := 0.0
+	for _, c := range in.Cands {
+		best := 0.0
+		for _, o := range c.Opts {
+			best = max(best, o.Value)
+		}
+		ub += best
+	}
+	return ub
 }
 
 // Solve formulates the instance, solves the relaxation with s within the
@@ -72,6 +90,10 @@ func Solve(ctx context.Context, in *Instance, s Solver) (*Outcome, error) {
 	out := &Outcome{Choices: gch, Objective: gval, Greedy: true, Rows: m.Problem.NumRows, Cols: m.Problem.NumCols}
 	if len(m.X) == 0 {
 		out.Greedy = false
+		return out, nil
+	}
+	if ub := upperBound(in); gval >= ub-1e-9*max(1, ub) {
+		out.Bound, out.Unsolved = ub, true
 		return out, nil
 	}
 	res, err := s.Solve(ctx, m.Problem)
