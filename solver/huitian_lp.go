@@ -179,8 +179,11 @@ func (c *cycle) allowedLevel(cd *candidate, lv *levels) bool {
 // bounded compensation of requeued jobs. The square keeps the LP close to
 // shortest-first unless packing gains much; card-seconds themselves enter
 // through the capacity rows. (Measured over eight 20k-job synthetic seeds,
-// bounded slowdown relative to huitian-greedy: useful card-seconds weighted
-// by slowdown-so-far and τ/mean 1.21×, 1/m 1.12×, (1/m)² 1.04×, ±0.09.)
+// bounded slowdown relative to huitian-greedy, geometric mean of per-seed
+// ratios: useful card-seconds weighted by slowdown-so-far and τ/mean 1.21×,
+// 1/m 1.12×, (1/m)² 1.03–1.10× (±0.07) with a cycle per event — where the
+// two decide alike and the spread is chaos — and 0.95× (±0.06) with cycles
+// every 300 s; see sim/README.md, "Paired comparisons".)
 //
 // Less the expected lost work of a job that cannot checkpoint (probability
 // × cards × the runtime at risk) or the expected checkpoint cost of one that
