@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -246,25 +245,13 @@ func (s *Server) readWhatIfTrace(req *pb.WhatIfRequest, w *whatIf) error {
 		tr.Jobs = tr.Jobs[:n]
 	}
 	if len(tr.Jobs) == 0 {
-		return invalid(w.field, "no jobs left to replay: %d records read, dropped: %s", tr.Records, droppedList(tr.Dropped))
+		return invalid(w.field, "no jobs left to replay: %d records read, dropped: %s", tr.Records, trace.DroppedSummary(tr.Dropped))
 	}
 	if len(tr.Jobs) > s.cfg.MaxJobs {
 		return invalid(w.field, "the trace has %d jobs; this service replays at most %d per request (--max-jobs): set max_jobs to replay the first ones", len(tr.Jobs), s.cfg.MaxJobs)
 	}
 	w.tr = tr
 	return nil
-}
-
-// droppedList says how many records a reader dropped, by reason.
-func droppedList(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // errTraceTooLarge is returned by a capped reader past its cap.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -203,7 +202,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		return exitWith(2, err)
 	}
 	fmt.Fprintf(stderr, "trace: %s (%s): %d jobs of %d records read in %.1f s; dropped: %s\n",
-		spec, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), dropped(tr.Dropped))
+		spec, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), trace.DroppedSummary(tr.Dropped))
 	if len(tr.Jobs) == 0 {
 		return exitWith(2, fmt.Errorf("--trace: %s: no jobs left to replay", f.trace))
 	}
@@ -329,17 +328,6 @@ func newBar(w io.Writer, total int64) *progressbar.ProgressBar {
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
-}
-
-func dropped(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // mainWaitDeltas compares each run's main-job wait with the reference
@@ -497,7 +485,7 @@ func writeJobCSV(path string, jobs []sim.JobResult) (err error) {
 func writeReport(f *whatifFlags, format string, est sim.Estimates, cycles sim.Cycles, tr *trace.Trace, lay *model.Layout,
 	runs []policyRun, results []*sim.Result, deltas []*float64) error {
 	about := []string{
-		fmt.Sprintf("trace `%s` (%s%s): %d jobs of %d records; dropped: %s", f.trace, format, filterNote(f.filter), len(tr.Jobs), tr.Records, dropped(tr.Dropped)),
+		fmt.Sprintf("trace `%s` (%s%s): %d jobs of %d records; dropped: %s", f.trace, format, filterNote(f.filter), len(tr.Jobs), tr.Records, trace.DroppedSummary(tr.Dropped)),
 		fmt.Sprintf("cluster `%s`: %d nodes, %d cards", f.cluster, len(lay.Nodes), len(lay.Cards)),
 		fmt.Sprintf("estimates: %s; jobs past their limit: %s; cycles: %s%s", est, map[bool]string{true: "killed", false: "kept running"}[f.killAtLimit], cycles, intervalNote(f.interval)),
 		fmt.Sprintf("main-wait reference: %s", f.reference),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -339,3 +340,16 @@ func parseNum(s string) (int64, error) {
 
 // maxCards bounds a card count read from a trace.
 const maxCards = 1 << 24
+
+// DroppedSummary lists dropped-record counts by reason, in reason order
+// ("reason n, reason n"), or "none".
+func DroppedSummary(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+" "+strconv.Itoa(m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
