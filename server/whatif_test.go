@@ -181,12 +181,13 @@ func checkResult(t *testing.T, got *pb.PolicyResult, want sim.Summary, main bool
 	present("backfill_completion_rate", got.BackfillCompletionRate, want.BackfillCompletionRate)
 	present("backfill_utilization", got.BackfillUtilization, want.BackfillUtilization)
 	present("utilization_while_queued", got.UtilizationWhileQueued, want.UtilizationQueued)
-	if !main {
-		// Checked by the caller.
-	} else if (got.GetMainMeanWait() == nil) != (want.MainAvgWait == nil) {
-		t.Errorf("%s main_mean_wait = %v, want %v (presence differs)", p, got.GetMainMeanWait(), want.MainAvgWait)
-	} else if want.MainAvgWait != nil {
-		secs("main_mean_wait", got.GetMainMeanWait(), *want.MainAvgWait)
+	if main {
+		switch {
+		case (got.GetMainMeanWait() == nil) != (want.MainAvgWait == nil):
+			t.Errorf("%s main_mean_wait = %v, want %v (presence differs)", p, got.GetMainMeanWait(), want.MainAvgWait)
+		case want.MainAvgWait != nil:
+			secs("main_mean_wait", got.GetMainMeanWait(), *want.MainAvgWait)
+		}
 	}
 	secs("median_wait", got.GetMedianWait(), want.MedianWait)
 	secs("mean_flow", got.GetMeanFlow(), want.AvgFlow)

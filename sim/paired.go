@@ -63,19 +63,19 @@ func (p *Paired) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, 
 	if err != nil {
 		return nil, fmt.Errorf("shadow planner: %w", err)
 	}
-	limit := make(map[string]float64, len(s.Queued))
+	runtime := make(map[string]float64, len(s.Queued))
 	for i := range s.Queued {
 		j := &s.Queued[i]
-		limit[j.ID] = j.TimeLimit.Seconds()
+		runtime[j.ID] = j.TimeLimit.Seconds()
 		if p.Runtime != nil {
 			if r, ok := p.Runtime(j.ID); ok {
-				limit[j.ID] = r
+				runtime[j.ID] = r
 			}
 		}
 	}
 	p.Stats.Cycles++
-	kl, jl := p.Stats.Lead.add(dl, limit)
-	ks, js := p.Stats.Shadow.add(ds, limit)
+	kl, jl := p.Stats.Lead.add(dl, runtime)
+	ks, js := p.Stats.Shadow.add(ds, runtime)
 	if !slices.Equal(kl, ks) {
 		p.Stats.Differ++
 	}
