@@ -79,7 +79,7 @@ func (s *Server) plannerLocked(c *cluster, key plannerKey) (solver.Planner, erro
 		if err != nil {
 			return nil, err
 		}
-		s.log.Info("planner rebuilt from the event log", "cluster", c.id, "policy", key.policy.String(), "events", n)
+		s.log.Info("planner rebuilt from the event log", "cluster", logID(c.id), "policy", key.policy.String(), "events", n)
 	}
 	c.planners[key] = p
 	return p, nil

@@ -39,8 +39,10 @@ func (s *Server) ReportEvents(ctx context.Context, req *connect.Request[pb.Repor
 	fresh, err := s.store.Append(c.id, batch)
 	if err != nil {
 		c.mu.Unlock()
-		return nil, connect.NewError(connect.CodeUnavailable, err)
+		s.storeFailed("append_events", err)
+		return nil, storeWriteError(err)
 	}
+	s.storeOK()
 	c.gen.Add(1)
 	learners := c.learnersLocked()
 	var accepted int32
@@ -76,7 +78,7 @@ func (s *Server) observe1(c *cluster, l solver.Learner, e model.Event) {
 				}
 			}
 			s.log.Error("planner panicked observing an event; dropped, to be rebuilt from the event log",
-				"cluster", c.id, "job", e.JobID, "kind", e.Kind.String(), "panic", fmt.Sprint(r))
+				"cluster", logID(c.id), "job", logID(e.JobID), "kind", e.Kind.String(), "panic", fmt.Sprint(r))
 		}
 	}()
 	l.Observe(e)

@@ -24,6 +24,9 @@ type metrics struct {
 	events      *prometheus.CounterVec   // kind, result
 	panics      *prometheus.CounterVec   // procedure
 
+	storeErrors   *prometheus.CounterVec // op
+	storeDegraded prometheus.Gauge
+
 	completion   *prometheus.GaugeVec // cluster
 	utilization  *prometheus.GaugeVec // cluster
 	mainWait     *prometheus.GaugeVec // cluster
@@ -69,6 +72,14 @@ func newMetrics(cacheHitRatio func() float64) *metrics {
 		Name: "huitian_panics_total", Help: "Recovered panics, by procedure.",
 	}, []string{"procedure"})
 	f(m.panics)
+	m.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "huitian_store_write_errors_total", Help: "Store writes that failed (a full or failing disk), by operation (append_events, put_plan).",
+	}, []string{"op"})
+	f(m.storeErrors)
+	m.storeDegraded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "huitian_store_degraded", Help: "1 while the store's last write failed (events are refused, plans answered but not recorded); 0 after a write succeeds.",
+	})
+	f(m.storeDegraded)
 	m.completion = gauge("huitian_backfill_completion_rate", "Share of backfill jobs that ended without preemption, over the tuner's window (as the planner reports it).")
 	m.utilization = gauge("huitian_backfill_utilization", "Share of otherwise idle card-time that backfill used, over the tuner's window (as the planner reports it).")
 	m.mainWait = gauge("huitian_main_wait_delta_seconds", "Main jobs' mean start delay past their first reserved start, over the tuner's window (as the planner reports it).")

@@ -94,7 +94,7 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 				delete(c.planners, key)
 			}
 			s.met.panics.WithLabelValues(req.Spec().Procedure).Inc()
-			s.log.Error("planner panicked", "cluster", c.id, "policy", key.policy.String(), "request_id", requestID(ctx), "error", err.Error())
+			s.log.Error("planner panicked", "cluster", logID(c.id), "policy", key.policy.String(), "request_id", requestID(ctx), "error", err.Error())
 			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("internal error in the %s planner (request id %s)", key.policy, requestID(ctx)))
 		}
 		if ctx.Err() != nil {
@@ -108,9 +108,14 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 	}
 	d.Stats.SolveTime = time.Since(start)
 
-	// 4. Tell a Learner what was decided, and record the plan for users.
-	if isLearner {
-		learner.Decided(snap, d)
+	// 4. Build the answer and check that it can be sent: nothing changes
+	// (no Learner told, no record stored) unless the answer goes out.
+	resp := wire.Response(d)
+	if err := wire.CheckResponse(resp); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("the %s planner's decision cannot be encoded (request id %s): %w", key.policy, requestID(ctx), err))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, connect.NewError(connect.CodeCanceled, fmt.Errorf("the caller left before the plan was ready: %w", err))
 	}
 	var status *model.PlannerStatus
 	if sr, ok := pl.(statusReporter); ok {
@@ -125,16 +130,68 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("encode decision: %w", err))
 		}
 	}
+
+	// 5. Record the plan, then tell a Learner what was decided. The record
+	// is best-effort: when it cannot be stored (a full disk) the plan is
+	// still answered, the Learner is not told (so that it stays what a
+	// replay of the log rebuilds), and the failure is logged and counted.
+	recorded := true
 	if err := s.recordPlanLocked(c, lp, decided); err != nil {
-		return nil, connect.NewError(connect.CodeInternal, err)
+		recorded = false
+		s.storeFailed("put_plan", err)
+		s.log.Error("plan answered but not recorded: GetJobInsight and the tuner miss it until the store takes writes again",
+			"cluster", logID(c.id), "policy", key.policy.String(), "request_id", requestID(ctx), "error", err.Error())
+	} else {
+		s.storeOK()
 	}
+	if recorded && isLearner {
+		if err := s.decide(c, key, learner, snap, d); err != nil {
+			return nil, err
+		}
+		if sr, ok := pl.(statusReporter); ok {
+			st := sr.PlannerStatus()
+			status = &st
+			header := proto.CloneOf(lp.header)
+			header.Tuner, header.Measures = nil, nil
+			statusProto(header, status)
+			lp = &lastPlan{header: header, jobs: lp.jobs}
+		}
+	}
+	c.last.Store(lp)
+	c.gen.Add(1)
 	c.plans.Add(1)
 	c.mu.Unlock()
 	locked = false
 
 	s.met.decided(c.id, key.policy, d, time.Since(start).Seconds())
 	s.met.status(c.id, status)
-	return connect.NewResponse(wire.Response(d)), nil
+	out := connect.NewResponse(resp)
+	if !recorded {
+		out.Header().Set(DegradedHeader, "plan not recorded: the store refused the write")
+	}
+	return out, nil
+}
+
+// DegradedHeader is set on a Plan answer that the service could not
+// record (the store refused the write): the plan is valid, but
+// GetJobInsight and the tuner do not know it.
+const DegradedHeader = "Huitian-Degraded"
+
+// decide tells a Learner the decision, recovering a panic: the planner is
+// then dropped, to be rebuilt from the log. c.mu is held.
+func (s *Server) decide(c *cluster, key plannerKey, l solver.Learner, snap *model.Snapshot, d *model.Decision) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if c.planners[key] == solver.Planner(l) {
+				delete(c.planners, key)
+			}
+			s.log.Error("planner panicked taking its decision; dropped, to be rebuilt from the event log",
+				"cluster", logID(c.id), "policy", key.policy.String(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = connect.NewError(connect.CodeInternal, fmt.Errorf("internal error in the %s planner", key.policy))
+		}
+	}()
+	l.Decided(snap, d)
+	return nil
 }
 
 // runPlanner calls the planner, turning a panic into an error that wraps
@@ -153,19 +210,13 @@ func (s *Server) runPlanner(ctx context.Context, pl solver.Planner, snap *model.
 }
 
 // recordPlanLocked stores the plan record (and a Learner's decision, to
-// replay its Decided call after a restart) and makes it the cluster's last
-// plan. c.mu is held.
+// replay its Decided call after a restart). c.mu is held.
 func (s *Server) recordPlanLocked(c *cluster, lp *lastPlan, decided []byte) error {
 	rec, err := encodePlan(lp)
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
 	}
-	if err := s.store.PutPlan(c.id, rec, decided); err != nil {
-		return err
-	}
-	c.last.Store(lp)
-	c.gen.Add(1)
-	return nil
+	return s.store.PutPlan(c.id, rec, decided)
 }
 
 // buildLastPlan turns a snapshot and its decision into per-job insight: the

@@ -128,6 +128,8 @@ func (s *Server) Handler() http.Handler {
 		connect.WithRecover(s.recovered),
 		connect.WithReadMaxBytes(s.cfg.MaxRequestBytes),
 		connect.WithCompressMinBytes(1024),
+		connect.WithCodec(jsonCodecs[0]),
+		connect.WithCodec(jsonCodecs[1]),
 	)
 	mux.Handle(path, s.auth(h))
 	mux.Handle(grpchealth.NewHandler(s.health))

@@ -17,23 +17,39 @@ import (
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 )
 
-// Problems runs the contract's protovalidate rules on a message and returns
-// its violations as model problems.
+// Problems runs the contract's protovalidate rules on a message, then the
+// edge's own rules (Edge: ids, timestamps, durations), and returns their
+// violations as model problems, at most one per field.
 func Problems(m proto.Message) ([]model.Problem, error) {
+	var out []model.Problem
 	err := protovalidate.Validate(m)
-	if err == nil {
-		return nil, nil
-	}
 	var verr *protovalidate.ValidationError
-	if !errors.As(err, &verr) {
+	switch {
+	case err == nil:
+	case errors.As(err, &verr):
+		out = make([]model.Problem, 0, len(verr.Violations))
+		for _, v := range verr.Violations {
+			out = append(out, model.Problem{
+				Field:   protovalidate.FieldPathString(v.Proto.GetField()),
+				Message: v.Proto.GetMessage(),
+			})
+		}
+	default:
 		return nil, err
 	}
-	out := make([]model.Problem, 0, len(verr.Violations))
-	for _, v := range verr.Violations {
-		out = append(out, model.Problem{
-			Field:   protovalidate.FieldPathString(v.Proto.GetField()),
-			Message: v.Proto.GetMessage(),
-		})
+	edge := Edge(m)
+	if len(edge) == 0 {
+		return out, nil
+	}
+	seen := make(map[string]bool, len(out))
+	for _, p := range out {
+		seen[p.Field] = true
+	}
+	for _, p := range edge {
+		if !seen[p.Field] {
+			seen[p.Field] = true
+			out = append(out, p)
+		}
 	}
 	return out, nil
 }
