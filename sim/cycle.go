@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -54,9 +55,13 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	for i := range d.Starts {
 		e.start(&d.Starts[i], cards[i], t)
 	}
+	e.head(d)
 	// 4. Tell a Learner, then change the slices it saw.
 	if e.learner != nil {
 		e.learner.Decided(&e.snap, d)
+	}
+	if e.reporter != nil && e.series != nil {
+		e.series.status(t, e.reporter.PlannerStatus())
 	}
 	e.snapLive = false
 	released = len(e.released) > 0
@@ -231,6 +236,9 @@ func (e *engine) start(st *model.Start, ids []int32, t int64) {
 		res.Start = t
 		res.Kind = st.Kind
 	}
+	if res.Headed && res.HeadStart < 0 {
+		res.HeadStart = t
+	}
 	if st.Kind == model.Backfill {
 		res.Backfilled = true
 		e.acc.backfillStarts++
@@ -252,6 +260,22 @@ func (e *engine) start(st *model.Start, ids []int32, t int64) {
 			Kind: model.EventStarted, JobID: spec.ID, Time: e.snap.Now, Job: &spec, Alloc: st.Kind,
 		})
 	}
+}
+
+// head records the promise of the decision's first reservation to its
+// job, the first time that job is the reserved head.
+func (e *engine) head(d *model.Decision) {
+	if len(d.Reservations) == 0 {
+		return
+	}
+	r := &d.Reservations[0]
+	ji, ok := e.inQueue[r.JobID]
+	if !ok || e.res[ji].Headed {
+		return
+	}
+	res := &e.res[ji]
+	res.Headed = true
+	res.HeadPromise = int64(math.Round(r.Start.Sub(e.epoch).Seconds()))
 }
 
 // compact applies the cycle's changes to the queued and running slices.

@@ -141,6 +141,10 @@ type Result struct {
 	Summary Summary
 	// Series is nil unless Config.Series.
 	Series *Series
+	// Classes are the cluster's job-size classes (Summary.Classes).
+	Classes SizeClasses
+	// Wall is how long the replay took, set by RunAll; 0 from Run.
+	Wall time.Duration
 }
 
 type jobState uint8
@@ -181,6 +185,9 @@ type engine struct {
 	learner Learner
 	lay     *model.Layout
 	epoch   time.Time
+
+	// reporter is pl as a StatusReporter with Config.Series, else nil.
+	reporter StatusReporter
 
 	js  []job
 	res []JobResult
@@ -287,6 +294,9 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 		e.epoch = DefaultEpoch
 	}
 	e.learner, _ = pl.(Learner)
+	if cfg.Series {
+		e.reporter, _ = pl.(StatusReporter)
+	}
 	e.owner = make([]int32, len(e.lay.Cards))
 	e.taken = make([]uint32, len(e.lay.Cards))
 	for i := range e.owner {
@@ -310,7 +320,7 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 			return nil, fmt.Errorf("sim: job %d (%q): no time limit (read the trace with an estimate rule, or use exact estimates)", i, tj.ID)
 		}
 		j.ckpt = seconds(tj.Spec.CheckpointCost)
-		e.res[i] = JobResult{ID: tj.ID, Submit: tj.Submit, Start: -1, End: -1, Cards: tj.Spec.Cards}
+		e.res[i] = JobResult{ID: tj.ID, Submit: tj.Submit, Start: -1, End: -1, Cards: tj.Spec.Cards, HeadStart: -1}
 	}
 	e.snap = model.Snapshot{Cluster: cfg.Cluster, Options: cfg.Options}
 	e.statT = -1

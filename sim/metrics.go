@@ -25,6 +25,12 @@ type JobResult struct {
 	Backfilled  bool
 	Preemptions int
 	Exit        model.ExitState
+	// Headed: the job was the reserved head of some executed decision
+	// (its first reservation); HeadPromise is the start that decision
+	// promised it, HeadStart its next start after that (-1 when none).
+	Headed      bool
+	HeadPromise int64
+	HeadStart   int64
 }
 
 // Finished reports whether the job ran to its end.
@@ -70,6 +76,9 @@ type Summary struct {
 	// restore time of suspended jobs, all the work of requeued ones.
 	LostCardSeconds float64 `json:"lost_card_seconds"`
 	BusyCardSeconds float64 `json:"busy_card_seconds"`
+	// LostShare is LostCardSeconds over BusyCardSeconds (busy time
+	// includes the work that was lost); nil when no card was busy.
+	LostShare *float64 `json:"lost_share"`
 
 	// BackfillCompletionRate is the share of the jobs started on backfill
 	// resources that ended without being preempted; nil when none was.
@@ -81,9 +90,19 @@ type Summary struct {
 	// planner reports no such accounting (the baselines).
 	BackfillUtilization *float64 `json:"backfill_utilization"`
 	// MainJobs and MainAvgWait are over the finished jobs whose first start
-	// was regular; MainAvgWait is nil when there are none.
+	// was regular; MainAvgWait is nil when there are none. Which jobs
+	// start regular depends on the policy (one that backfills more leaves
+	// mostly the large jobs as main jobs), so MainAvgWait compares a
+	// different population per policy: compare Classes (and
+	// CompareClasses) for the same jobs, HeadDelay for the promise.
 	MainJobs    int      `json:"main_jobs"`
 	MainAvgWait *float64 `json:"main_avg_wait_s"`
+
+	// Classes has one entry per size class (Result.Classes).
+	Classes []ClassStats `json:"classes"`
+	// HeadDelay is how late reserved heads started against their first
+	// reservation.
+	HeadDelay HeadDelay `json:"head_delay"`
 
 	Cycles int `json:"cycles"`
 }
@@ -113,6 +132,10 @@ func summarize(jobs []JobResult, usable int, acc accum, cycles int) Summary {
 		RegularStarts: acc.regularStarts, BackfillStarts: acc.backfillStarts,
 		Preemptions: acc.preemptions, LostCardSeconds: acc.lostCardSeconds,
 		BusyCardSeconds: acc.busyCardSeconds, Cycles: cycles,
+	}
+	if acc.busyCardSeconds > 0 {
+		l := acc.lostCardSeconds / acc.busyCardSeconds
+		s.LostShare = &l
 	}
 	if len(jobs) == 0 {
 		return s
@@ -177,6 +200,7 @@ func summarize(jobs []JobResult, usable int, acc accum, cycles int) Summary {
 		w := mainWait / float64(s.MainJobs)
 		s.MainAvgWait = &w
 	}
+	s.HeadDelay = headDelay(jobs)
 	return s
 }
 
@@ -195,7 +219,8 @@ func quantile(sorted []float64, q float64) float64 {
 }
 
 func (e *engine) result() *Result {
-	r := &Result{Jobs: e.res, Summary: summarize(e.res, e.usable, e.acc, e.cycles)}
+	r := &Result{Jobs: e.res, Summary: summarize(e.res, e.usable, e.acc, e.cycles), Classes: ClassesOf(e.lay)}
+	r.Summary.Classes = classStats(e.res, r.Classes)
 	if e.series != nil {
 		r.Series = e.series.finish(e.usable)
 	}

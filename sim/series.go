@@ -1,7 +1,20 @@
 package sim
 
+import (
+	"math"
+
+	"github.com/huitian/huitian/model"
+)
+
 // maxBuckets bounds a series: enough for a readable plot of any run.
 const maxBuckets = 4096
+
+// StatusReporter is a planner that can say how its tuner stands
+// (solver.Huitian). With Config.Series, the simulator asks it after every
+// cycle and records the answer in Series.Tuner.
+type StatusReporter interface {
+	PlannerStatus() model.PlannerStatus
+}
 
 // Series is a run's busy cards and queue length over time, as time-weighted
 // means over buckets of equal width.
@@ -12,6 +25,22 @@ type Series struct {
 	// Busy and Queue hold one mean per bucket: cards held, jobs queued.
 	Busy  []float64
 	Queue []float64
+	// Tuner is the planner's tuner over the same buckets; nil when the
+	// planner reports none (the baselines).
+	Tuner *TunerSeries
+}
+
+// TunerSeries is a planner's tuner over time, one time-weighted mean per
+// bucket, sampled after every cycle. A bucket in which a value was never
+// known (before the first cycle, or a window without backfill outcomes
+// for the completion rate) holds NaN.
+type TunerSeries struct {
+	MaxBackfillRuntime []float64 // seconds
+	ProtectFraction    []float64
+	Epsilon            []float64
+	// CompletionRate is the share of backfill jobs that ended without
+	// preemption over the tuner's own window: what it steers by.
+	CompletionRate []float64
 }
 
 // Times returns each bucket's middle, seconds from the epoch.
@@ -23,25 +52,60 @@ func (s *Series) Times() []float64 {
 	return out
 }
 
+// The channels of a seriesRec.
+const (
+	chBusy = iota
+	chQueue
+	chRuntime
+	chProtect
+	chEpsilon
+	chCompletion
+	numChannels
+)
+
 // seriesRec integrates step functions into buckets, doubling the bucket
 // width (and merging pairs of buckets) whenever time runs past maxBuckets.
+// A channel whose value is NaN is not integrated: its mean is over the
+// time it was known.
 type seriesRec struct {
 	start, width int64
 	last         int64 // time of the last step
-	busy, queue  float64
-	ib, iq       []float64 // integrals per bucket
-	end          int64     // the last step's time: the series ends there
+	cur          [numChannels]float64
+	in           [numChannels][]float64 // integrals per bucket
+	known        [numChannels][]float64 // seconds per bucket the value was known
+	end          int64                  // the last step's time: the series ends there
+	tuner        bool                   // some step had tuner values
 }
 
 func newSeriesRec(start int64) *seriesRec {
-	return &seriesRec{start: start, width: 1, last: start}
+	s := &seriesRec{start: start, width: 1, last: start}
+	for c := chRuntime; c < numChannels; c++ {
+		s.cur[c] = math.NaN()
+	}
+	return s
 }
 
 // step records that from t on, busy cards are held and queue jobs wait.
 func (s *seriesRec) step(t int64, busy, queue int) {
 	s.add(s.last, t)
 	s.last, s.end = t, t
-	s.busy, s.queue = float64(busy), float64(queue)
+	s.cur[chBusy], s.cur[chQueue] = float64(busy), float64(queue)
+}
+
+// status records the planner's tuner from t on.
+func (s *seriesRec) status(t int64, st model.PlannerStatus) {
+	s.add(s.last, t)
+	s.last = max(s.last, t)
+	if t := st.Tuner; t != nil {
+		s.tuner = true
+		s.cur[chRuntime] = t.MaxBackfillRuntime.Seconds()
+		s.cur[chProtect] = t.ProtectFraction
+		s.cur[chEpsilon] = t.Epsilon
+	}
+	s.cur[chCompletion] = math.NaN()
+	if m := st.Measures; m != nil {
+		s.cur[chCompletion] = m.CompletionRate
+	}
 }
 
 // add integrates the current values over [a, b).
@@ -55,34 +119,51 @@ func (s *seriesRec) add(a, b int64) {
 	for a < b {
 		i := (a - s.start) / s.width
 		hi := min(b, s.start+(i+1)*s.width)
-		for int64(len(s.ib)) <= i {
-			s.ib = append(s.ib, 0)
-			s.iq = append(s.iq, 0)
+		for int64(len(s.in[chBusy])) <= i {
+			for c := range s.in {
+				s.in[c] = append(s.in[c], 0)
+				s.known[c] = append(s.known[c], 0)
+			}
 		}
 		d := float64(hi - a)
-		s.ib[i] += s.busy * d
-		s.iq[i] += s.queue * d
+		for c, v := range s.cur {
+			if !math.IsNaN(v) {
+				s.in[c][i] += v * d
+				s.known[c][i] += d
+			}
+		}
 		a = hi
 	}
 }
 
 func (s *seriesRec) double() {
-	n := (len(s.ib) + 1) / 2
-	for i := range n {
-		b, q := s.ib[2*i], s.iq[2*i]
-		if 2*i+1 < len(s.ib) {
-			b += s.ib[2*i+1]
-			q += s.iq[2*i+1]
+	n := (len(s.in[chBusy]) + 1) / 2
+	for c := range s.in {
+		merge := func(v []float64) []float64 {
+			for i := range n {
+				x := v[2*i]
+				if 2*i+1 < len(v) {
+					x += v[2*i+1]
+				}
+				v[i] = x
+			}
+			return v[:n]
 		}
-		s.ib[i], s.iq[i] = b, q
+		s.in[c], s.known[c] = merge(s.in[c]), merge(s.known[c])
 	}
-	s.ib, s.iq = s.ib[:n], s.iq[:n]
 	s.width *= 2
 }
 
 func (s *seriesRec) finish(cards int) *Series {
 	out := &Series{Start: s.start, Width: s.width, Cards: cards}
-	for i := range s.ib {
+	var ts TunerSeries
+	mean := func(c, i int) float64 {
+		if s.known[c][i] == 0 {
+			return math.NaN()
+		}
+		return s.in[c][i] / s.known[c][i]
+	}
+	for i := range s.in[chBusy] {
 		// The last bucket may be cut short by the end of the run.
 		w := float64(s.width)
 		if lo := s.start + int64(i)*s.width; lo+s.width > s.end {
@@ -91,8 +172,15 @@ func (s *seriesRec) finish(cards int) *Series {
 		if w <= 0 {
 			break
 		}
-		out.Busy = append(out.Busy, s.ib[i]/w)
-		out.Queue = append(out.Queue, s.iq[i]/w)
+		out.Busy = append(out.Busy, s.in[chBusy][i]/w)
+		out.Queue = append(out.Queue, s.in[chQueue][i]/w)
+		ts.MaxBackfillRuntime = append(ts.MaxBackfillRuntime, mean(chRuntime, i))
+		ts.ProtectFraction = append(ts.ProtectFraction, mean(chProtect, i))
+		ts.Epsilon = append(ts.Epsilon, mean(chEpsilon, i))
+		ts.CompletionRate = append(ts.CompletionRate, mean(chCompletion, i))
+	}
+	if s.tuner {
+		out.Tuner = &ts
 	}
 	return out
 }
