@@ -1,9 +1,9 @@
 // Package demo is a small resource manager that drives a planning service
-// through its real RPC path: it submits a built-in workload, plans every
-// tick, starts what the plan starts, preempts what it preempts, finishes
-// jobs when their (simulated) runtime is up, and reports every event. It
-// exists so that `huitian serve --demo` shows live metrics, status and job
-// insight.
+// through its real RPC path: it submits a built-in workload, and as one more
+// driver of the rm loop it starts what the plan starts, preempts what it
+// preempts, finishes jobs when their (simulated) runtime is up, and reports
+// every event. It exists so that `huitian serve --demo` shows live metrics,
+// status and job insight.
 package demo
 
 import (
@@ -11,15 +11,16 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/proto/huitian/v1/huitianv1connect"
+	"github.com/huitian/huitian/rm"
 )
 
 // Options tune the demo.
@@ -68,20 +69,24 @@ type running struct {
 	runtime time.Duration
 }
 
-// RM is the demo resource manager's state: plain data advanced by Step.
+// RM is the demo resource manager: an rm.Driver whose cluster is plain
+// data and whose clock advances Step per cycle.
 type RM struct {
-	c       huitianv1connect.PlannerServiceClient
-	base    *pb.Cluster
-	opts    Options
+	loop *rm.Loop
+	base *pb.Cluster
+	opts Options
+
+	mu      sync.Mutex // guards the fields below: the loop writes them, Now and Counts read them
 	now     time.Time
+	cycled  bool // a snapshot was taken: the next one advances the clock
 	next    int
 	queued  []*pb.JobSpec
 	runtime map[string]time.Duration
 	running map[string]*running
-	log     *slog.Logger
 }
 
-// New returns a demo resource manager for the cluster, its clock at now.
+// New returns a demo resource manager for the cluster, its clock at now,
+// planning with the service behind c.
 func New(c huitianv1connect.PlannerServiceClient, cluster *pb.Cluster, now time.Time, o Options) *RM {
 	if o.Tick <= 0 {
 		o.Tick = time.Second
@@ -89,143 +94,112 @@ func New(c huitianv1connect.PlannerServiceClient, cluster *pb.Cluster, now time.
 	if o.Step <= 0 {
 		o.Step = 5 * time.Minute
 	}
-	log := o.Log
-	if log == nil {
-		log = slog.Default()
+	d := &RM{base: cluster, opts: o, now: now, runtime: map[string]time.Duration{}, running: map[string]*running{}}
+	var plan *pb.PlanOptions
+	if o.Policy != pb.Policy_POLICY_UNSPECIFIED {
+		plan = &pb.PlanOptions{Policy: o.Policy}
 	}
-	return &RM{c: c, base: cluster, opts: o, now: now, runtime: map[string]time.Duration{}, running: map[string]*running{}, log: log}
+	d.loop = rm.New(c, d, rm.Options{Interval: o.Tick, Plan: plan, Log: o.Log})
+	return d
 }
 
-// Run steps every Tick until ctx is done. A failed step is logged and the
-// next tick tries again.
-func (rm *RM) Run(ctx context.Context) error {
-	t := time.NewTicker(rm.opts.Tick)
-	defer t.Stop()
-	for {
-		if err := rm.Step(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			rm.log.Warn("demo cycle failed", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
+// Run runs a cycle every Tick until ctx is done. A failed cycle is logged
+// and the next tick tries again.
+func (d *RM) Run(ctx context.Context) error { return d.loop.Run(ctx) }
 
 // Step runs one cycle: submit, finish what is due, plan, act, report.
-func (rm *RM) Step(ctx context.Context) error {
+func (d *RM) Step(ctx context.Context) error {
+	_, err := d.loop.Cycle(ctx)
+	return err
+}
+
+// Snapshot advances the simulated clock by Step (from the second cycle on),
+// submits the next job of the workload, finishes running jobs whose time is
+// up (killed at their limit if they run longer) and reports the progress of
+// the others.
+func (d *RM) Snapshot(context.Context) (*rm.Snapshot, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cycled {
+		d.now = d.now.Add(d.opts.Step)
+	}
+	d.cycled = true
+
 	// 1. Submit the next job of the workload.
-	tp := workload[rm.next%len(workload)]
-	rm.next++
-	id := fmt.Sprintf("demo-%04d", rm.next)
-	rm.queued = append(rm.queued, &pb.JobSpec{
+	tp := workload[d.next%len(workload)]
+	d.next++
+	id := fmt.Sprintf("demo-%04d", d.next)
+	d.queued = append(d.queued, &pb.JobSpec{
 		Id: id, User: tp.user, JobClass: tp.class, Cards: tp.cards, CardsPerNode: tp.perNode, Topology: tp.topology,
 		Comm: tp.comm, TimeLimit: durationpb.New(tp.limit), Checkpointable: tp.ckpt, Backfill: tp.backfill,
-		CheckpointCost: durationpb.New(2 * time.Minute), MaxPreemptionProbability: 0.2, SubmitTime: timestamppb.New(rm.now),
+		CheckpointCost: durationpb.New(2 * time.Minute), MaxPreemptionProbability: 0.2, SubmitTime: timestamppb.New(d.now),
 	})
-	rm.runtime[id] = tp.runtime
+	d.runtime[id] = tp.runtime
 
-	// 2. Finish running jobs whose time is up (killed at their limit if
-	// they run longer), and report progress of the others.
-	var evs []*pb.JobEvent
-	for _, id := range rm.runningIDs() {
-		r := rm.running[id]
+	// 2. Finish what is due; report the progress of the others.
+	s := &rm.Snapshot{Now: d.now, Cluster: d.base, Queued: slices.Clone(d.queued)}
+	for _, id := range d.runningIDs() {
+		r := d.running[id]
 		startAt := r.rj.GetStartTime().AsTime()
 		limit := r.rj.GetSpec().GetTimeLimit().AsDuration()
 		end, exit := startAt.Add(r.runtime), pb.ExitState_EXIT_STATE_COMPLETED
 		if r.runtime > limit {
 			end, exit = startAt.Add(limit), pb.ExitState_EXIT_STATE_KILLED_AT_LIMIT
 		}
-		if !end.After(rm.now) {
-			evs = append(evs, &pb.JobEvent{JobId: id, Kind: pb.JobEventKind_JOB_EVENT_KIND_FINISHED, Time: timestamppb.New(end),
+		if !end.After(d.now) {
+			s.Events = append(s.Events, &pb.JobEvent{JobId: id, Kind: pb.JobEventKind_JOB_EVENT_KIND_FINISHED, Time: timestamppb.New(end),
 				Spec: r.rj.GetSpec(), Allocation: r.rj.GetKind(), StartTime: r.rj.GetStartTime(), Exit: exit})
-			delete(rm.running, id)
+			delete(d.running, id)
 			continue
 		}
-		p := min(1, float64(rm.now.Sub(startAt))/float64(r.runtime))
+		p := min(1, float64(d.now.Sub(startAt))/float64(r.runtime))
 		r.rj.Progress = p
-		evs = append(evs, &pb.JobEvent{JobId: id, Kind: pb.JobEventKind_JOB_EVENT_KIND_PROGRESS, Time: timestamppb.New(rm.now), Progress: p})
+		s.Events = append(s.Events, &pb.JobEvent{JobId: id, Kind: pb.JobEventKind_JOB_EVENT_KIND_PROGRESS, Time: timestamppb.New(d.now), Progress: p})
+		s.Running = append(s.Running, proto.CloneOf(r.rj))
 	}
-	if err := rm.report(ctx, evs); err != nil {
-		return err
-	}
-
-	// 3. Plan.
-	req := &pb.PlanRequest{Now: timestamppb.New(rm.now), Cluster: rm.base, Queued: rm.queued,
-		Options: &pb.PlanOptions{Policy: rm.opts.Policy}}
-	for _, id := range rm.runningIDs() {
-		req.Running = append(req.Running, rm.running[id].rj)
-	}
-	resp, err := rm.c.Plan(ctx, connect.NewRequest(req))
-	if err != nil {
-		return fmt.Errorf("plan at %s: %w", rm.now.Format(time.RFC3339), err)
-	}
-
-	// 4. Act: preempt, then start; report both.
-	evs = evs[:0]
-	for _, p := range resp.Msg.GetPreemptions() {
-		r, ok := rm.running[p.GetJobId()]
-		if !ok {
-			continue
-		}
-		delete(rm.running, p.GetJobId())
-		spec := proto.CloneOf(r.rj.GetSpec())
-		if p.GetAction() == pb.PreemptionAction_PREEMPTION_ACTION_REQUEUE {
-			spec.RequeueCount++
-		}
-		rm.queued = append(rm.queued, spec)
-		evs = append(evs, &pb.JobEvent{JobId: p.GetJobId(), Kind: pb.JobEventKind_JOB_EVENT_KIND_PREEMPTED, Time: timestamppb.New(rm.now),
-			Spec: spec, Allocation: r.rj.GetKind(), StartTime: r.rj.GetStartTime(), Action: p.GetAction()})
-	}
-	byID := map[string]*pb.JobSpec{}
-	for _, j := range rm.queued {
-		byID[j.GetId()] = j
-	}
-	startedIDs := map[string]bool{}
-	for _, st := range resp.Msg.GetStarts() {
-		spec, ok := byID[st.GetJobId()]
-		if !ok {
-			continue
-		}
-		startedIDs[st.GetJobId()] = true
-		rm.running[st.GetJobId()] = &running{
-			rj: &pb.RunningJob{Spec: spec, Cards: st.GetCards(), StartTime: timestamppb.New(rm.now), Kind: st.GetKind(),
-				ProtectedUntil: st.GetProtectedUntil()},
-			runtime: rm.runtime[st.GetJobId()],
-		}
-		evs = append(evs, &pb.JobEvent{JobId: st.GetJobId(), Kind: pb.JobEventKind_JOB_EVENT_KIND_STARTED, Time: timestamppb.New(rm.now),
-			Spec: spec, Allocation: st.GetKind()})
-	}
-	rm.queued = slices.DeleteFunc(rm.queued, func(j *pb.JobSpec) bool { return startedIDs[j.GetId()] })
-	if err := rm.report(ctx, evs); err != nil {
-		return err
-	}
-	rm.log.Debug("demo cycle", "now", rm.now, "running", len(rm.running), "queued", len(rm.queued),
-		"started", len(resp.Msg.GetStarts()), "preempted", len(resp.Msg.GetPreemptions()))
-
-	// 5. Advance the simulated clock.
-	rm.now = rm.now.Add(rm.opts.Step)
-	return nil
+	return s, nil
 }
 
-func (rm *RM) report(ctx context.Context, evs []*pb.JobEvent) error {
-	if len(evs) == 0 {
-		return nil
+// Preempt makes the job yield at once and requeues it (with its requeue
+// count raised for a REQUEUE): the demo has no checkpoint to wait for.
+func (d *RM) Preempt(_ context.Context, p *pb.Preemption, _ *pb.RunningJob) ([]*pb.JobEvent, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.running[p.GetJobId()]
+	if !ok {
+		return nil, fmt.Errorf("demo: %s is not running", p.GetJobId())
 	}
-	_, err := rm.c.ReportEvents(ctx, connect.NewRequest(&pb.ReportEventsRequest{ClusterId: rm.base.GetId(), Events: evs}))
-	if err != nil {
-		return fmt.Errorf("report events at %s: %w", rm.now.Format(time.RFC3339), err)
+	delete(d.running, p.GetJobId())
+	spec := proto.CloneOf(r.rj.GetSpec())
+	if p.GetAction() == pb.PreemptionAction_PREEMPTION_ACTION_REQUEUE {
+		spec.RequeueCount++
 	}
-	return nil
+	d.queued = append(d.queued, spec)
+	return []*pb.JobEvent{{JobId: p.GetJobId(), Kind: pb.JobEventKind_JOB_EVENT_KIND_PREEMPTED, Time: timestamppb.New(d.now),
+		Spec: spec, Allocation: r.rj.GetKind(), StartTime: r.rj.GetStartTime(), Action: p.GetAction()}}, nil
 }
 
-func (rm *RM) runningIDs() []string {
-	ids := make([]string, 0, len(rm.running))
-	for id := range rm.running {
+// Start runs the job on the planned cards from now.
+func (d *RM) Start(_ context.Context, st *pb.Start, spec *pb.JobSpec) ([]*pb.JobEvent, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := slices.IndexFunc(d.queued, func(j *pb.JobSpec) bool { return j.GetId() == st.GetJobId() })
+	if i < 0 {
+		return nil, fmt.Errorf("demo: %s is not queued", st.GetJobId())
+	}
+	d.queued = slices.Delete(d.queued, i, i+1)
+	d.running[st.GetJobId()] = &running{
+		rj: &pb.RunningJob{Spec: spec, Cards: st.GetCards(), StartTime: timestamppb.New(d.now), Kind: st.GetKind(),
+			ProtectedUntil: st.GetProtectedUntil()},
+		runtime: d.runtime[st.GetJobId()],
+	}
+	return []*pb.JobEvent{{JobId: st.GetJobId(), Kind: pb.JobEventKind_JOB_EVENT_KIND_STARTED, Time: timestamppb.New(d.now),
+		Spec: spec, Allocation: st.GetKind()}}, nil
+}
+
+func (d *RM) runningIDs() []string {
+	ids := make([]string, 0, len(d.running))
+	for id := range d.running {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
@@ -233,7 +207,15 @@ func (rm *RM) runningIDs() []string {
 }
 
 // Now is the demo's simulated clock.
-func (rm *RM) Now() time.Time { return rm.now }
+func (d *RM) Now() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.now
+}
 
 // Counts says how many jobs run and wait.
-func (rm *RM) Counts() (running, queued int) { return len(rm.running), len(rm.queued) }
+func (d *RM) Counts() (running, queued int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.running), len(d.queued)
+}

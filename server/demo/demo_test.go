@@ -2,7 +2,9 @@ package demo
 
 import (
 	"context"
-	"sync"
+	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,68 +12,62 @@ import (
 	"connectrpc.com/connect"
 
 	pb "github.com/huitian/huitian/proto/huitian/v1"
-	"github.com/huitian/huitian/proto/huitian/v1/huitianv1connect"
+	"github.com/huitian/huitian/rm/rmtest"
 )
 
-// recorder answers Plan by starting the first queued job on card 0 of the
-// first node, and records what it is told.
-type recorder struct {
-	huitianv1connect.PlannerServiceClient
-	mu     sync.Mutex
-	plans  []time.Time
-	events []*pb.JobEvent
-}
-
-func (r *recorder) Plan(_ context.Context, req *connect.Request[pb.PlanRequest]) (*connect.Response[pb.PlanResponse], error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.plans = append(r.plans, req.Msg.GetNow().AsTime())
-	resp := &pb.PlanResponse{}
-	if q := req.Msg.GetQueued(); len(q) > 0 && len(req.Msg.GetRunning()) == 0 {
-		resp.Starts = []*pb.Start{{JobId: q[0].GetId(), Cards: []*pb.CardRef{{Node: "n0"}}, Kind: pb.AllocationKind_ALLOCATION_KIND_REGULAR}}
-	}
-	return connect.NewResponse(resp), nil
-}
-
-func (r *recorder) ReportEvents(_ context.Context, req *connect.Request[pb.ReportEventsRequest]) (*connect.Response[pb.ReportEventsResponse], error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, req.Msg.GetEvents()...)
-	return connect.NewResponse(&pb.ReportEventsResponse{Accepted: int32(len(req.Msg.GetEvents()))}), nil
-}
-
+// TestRunTicksOnSimulatedTime drives a real service for 40 ticks of fake
+// time: a plan at start and one per tick, each Step of simulated time
+// later, and the service learns of starts, progress and finishes.
 func TestRunTicksOnSimulatedTime(t *testing.T) {
+	srv := rmtest.Start(t)
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder{}
 		start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-		cluster := &pb.Cluster{Id: "demo", Nodes: []*pb.Node{{Name: "n0", Cards: []*pb.Card{{Index: 0}}}}}
-		rm := New(rec, cluster, start, Options{Tick: time.Second, Step: 5 * time.Minute})
+		cluster := &pb.Cluster{Id: "demo", Domains: []*pb.Domain{{Id: "leaf", Kind: pb.DomainKind_DOMAIN_KIND_SWITCH}}}
+		for n := range 4 {
+			node := &pb.Node{Name: fmt.Sprintf("n%d", n), Domains: []string{"leaf"}}
+			for i := range 8 {
+				node.Cards = append(node.Cards, &pb.Card{Index: int32(i), Model: "H100", NumaNode: -1, NvlinkIsland: fmt.Sprintf("nvl%d", i/4)})
+			}
+			cluster.Nodes = append(cluster.Nodes, node)
+		}
+		c := srv.Client()
+		d := New(c, cluster, start, Options{Tick: time.Second, Step: 5 * time.Minute,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
-		go func() { done <- rm.Run(ctx) }()
+		go func() { done <- d.Run(ctx) }()
 		time.Sleep(40*time.Second + time.Millisecond) // fake time inside the bubble
 		synctest.Wait()
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		rec.mu.Lock()
-		defer rec.mu.Unlock()
-		if len(rec.plans) != 41 {
-			t.Fatalf("%d plans in 40 ticks, want 41 (one at start, one per tick)", len(rec.plans))
+		if want := start.Add(40 * 5 * time.Minute); !d.Now().Equal(want) {
+			t.Errorf("simulated clock at %s after 40 ticks, want %s", d.Now(), want)
 		}
-		for i, at := range rec.plans {
-			if want := start.Add(time.Duration(i) * 5 * time.Minute); !at.Equal(want) {
-				t.Errorf("plan %d at %s, want %s", i, at, want)
+		st, err := c.GetStatus(t.Context(), connect.NewRequest(&pb.GetStatusRequest{ClusterId: "demo"}))
+		if err != nil {
+			t.Fatalf("GetStatus: %v", err)
+		}
+		if st.Msg.GetPlans() != 41 {
+			t.Errorf("%d plans in 40 ticks, want 41 (one at start, one per tick)", st.Msg.GetPlans())
+		}
+		if got, want := st.Msg.GetLastPlanTime().AsTime(), start.Add(40*5*time.Minute); !got.Equal(want) {
+			t.Errorf("last plan at %s, want %s", got, want)
+		}
+		states := map[pb.JobState]int{}
+		for i := 1; i <= 41; i++ {
+			in, err := c.GetJobInsight(t.Context(), connect.NewRequest(&pb.GetJobInsightRequest{ClusterId: "demo", JobId: fmt.Sprintf("demo-%04d", i)}))
+			if err != nil {
+				t.Fatalf("GetJobInsight: %v", err)
 			}
+			states[in.Msg.GetInsight().GetState()]++
 		}
-		kinds := map[pb.JobEventKind]int{}
-		for _, e := range rec.events {
-			kinds[e.GetKind()]++
+		if states[pb.JobState_JOB_STATE_FINISHED] == 0 || states[pb.JobState_JOB_STATE_RUNNING] == 0 {
+			t.Errorf("job states %v: want some finished and some running", states)
 		}
-		if kinds[pb.JobEventKind_JOB_EVENT_KIND_STARTED] == 0 || kinds[pb.JobEventKind_JOB_EVENT_KIND_FINISHED] == 0 ||
-			kinds[pb.JobEventKind_JOB_EVENT_KIND_PROGRESS] == 0 {
-			t.Errorf("events by kind %v: want started, finished and progress", kinds)
+		if running, queued := d.Counts(); running+queued == 0 {
+			t.Errorf("nothing running or queued after 40 ticks")
 		}
 	})
 }
