@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -62,7 +59,21 @@ slowdown, utilization and the backfill measures.
 Clusters: ` + sim.ClusterSpecs + `.
 
 Policies: easy, conservative, fcfs, easy-sjbf, hybrid, hybrid-N, huitian-greedy
-and huitian (the LP on CLP). The runs are chaotic: one different start changes
+and huitian (the LP on CLP).
+
+Measures, besides wait, flow, bounded slowdown and utilization:
+  by job size  classes by cards relative to the cluster: 1; 2 up to
+               max(one node, 1/16 of the cluster); up to 1/4; above 1/4.
+               Per class: jobs, mean and p95 wait, mean bounded slowdown,
+               preemptions, and (×REF) the ratio to the --reference policy
+               on the same jobs: those of the class that finished in both.
+  head delay   for every job that was the reserved head of a decision: its
+               start minus the start its first reservation promised.
+  lost / busy  card-seconds lost to preemption over busy card-seconds.
+  main-wait Δ  mean wait of the jobs this policy started as regular minus
+               that of the jobs the reference started as regular: different
+               jobs per policy (one that backfills more leaves mostly the
+               large jobs as main jobs); compare the size classes instead. The runs are chaotic: one different start changes
 everything after it, so compare policies over several seeds before trusting a
 difference of a few percent. Bad flags and unreadable inputs exit with status 2.`,
 		Args: cobra.NoArgs,
@@ -79,7 +90,7 @@ difference of a few percent. Bad flags and unreadable inputs exit with status 2.
 	fl.BoolVar(&f.killAtLimit, "kill-at-limit", true, "kill a job at its limit; false lets it run to its recorded end")
 	fl.DurationVar(&f.interval, "interval", 0, "also plan every interval (whole seconds); 0 plans on arrivals and completions only")
 	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator); interval: only every --interval, as a timer-driven backfill scheduler")
-	fl.StringVar(&f.reference, "reference", "easy", "policy the main-job wait is compared against (when it is in the run)")
+	fl.StringVar(&f.reference, "reference", "easy", "policy the others are compared against, when it is in the run: per size class on the same jobs, and main-wait Δ")
 	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
 	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
 	fl.StringVar(&f.reportDir, "report", "", "write report.md and SVG plots into this directory")
@@ -221,47 +232,43 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		return runPaired(cmd, f, tr, runs, est, cycles)
 	}
 
-	// 2. One goroutine per policy, at most GOMAXPROCS at once; each has its
-	// own planner and its own cluster.
+	// 2. Every policy in parallel (sim.RunAll), each with its own planner
+	// and its own cluster.
 	bar := newBar(stderr, int64(len(tr.Jobs))*int64(len(runs)))
-	results := make([]*sim.Result, len(runs))
-	walls := make([]time.Duration, len(runs))
-	ctx, cancel := context.WithCancelCause(cmd.Context())
-	defer cancel(nil)
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	replays := make([]sim.Replay, len(runs))
 	for i, pr := range runs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				return
-			}
-			t0 := time.Now()
-			res, err := simulate(ctx, tr, pr, f, est, cycles, bar)
-			if err != nil {
-				cancel(fmt.Errorf("%s: %w", pr.name, err))
-				return
-			}
-			results[i], walls[i] = res, time.Since(t0)
+		replays[i] = whatifReplay(tr, pr, f.cluster, sim.Config{
+			Options:     model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
+			Estimates:   est,
+			KeepOverrun: !f.killAtLimit,
+			Interval:    f.interval,
+			Cycles:      cycles,
+			Series:      f.reportDir != "",
 		})
+		if bar != nil {
+			replays[i].Config.Progress = func(n int) { _ = bar.Add(n) }
+		}
 	}
-	wg.Wait()
+	results, err := sim.RunAll(cmd.Context(), replays, 0)
 	if bar != nil {
 		_ = bar.Finish()
 		fmt.Fprintln(stderr)
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err != nil {
 		return err
 	}
 	for i, pr := range runs {
-		fmt.Fprintf(stderr, "%s: %d cycles in %.2f s\n", pr.name, results[i].Summary.Cycles, walls[i].Seconds())
+		fmt.Fprintf(stderr, "%s: %d cycles in %.2f s\n", pr.name, results[i].Summary.Cycles, results[i].Wall.Seconds())
 	}
 
 	// 3. Compare and write.
 	deltas := mainWaitDeltas(runs, results, f.reference)
-	if deltas == nil && cmd.Flags().Changed("reference") {
-		fmt.Fprintf(stderr, "--reference %s is not among the policies run: main_wait_delta_s is null\n", f.reference)
+	same, err := sameJobs(runs, results, f.reference)
+	if err != nil {
+		return err
+	}
+	if same[0] == nil && cmd.Flags().Changed("reference") {
+		fmt.Fprintf(stderr, "--reference %s is not among the policies run: main_wait_delta_s and vs_reference are null\n", f.reference)
 	}
 	out := whatifOutput{
 		Trace: traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
@@ -270,7 +277,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		Cycles:  cycles.String(), Reference: f.reference,
 	}
 	for i, pr := range runs {
-		out.Results = append(out.Results, toRow(pr.name, est, results[i].Summary, deltas[i]))
+		out.Results = append(out.Results, toRow(pr.name, est, results[i].Summary, deltas[i], same[i]))
 	}
 	if f.jobsDir != "" {
 		if err := writeJobCSVs(f.jobsDir, runs, est, results); err != nil {
@@ -278,7 +285,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		}
 	}
 	if f.reportDir != "" {
-		if err := writeReport(f, format, est, cycles, tr, lay, runs, results, deltas); err != nil {
+		if err := writeReport(f, format, est, cycles, tr, lay, runs, results, deltas, same); err != nil {
 			return err
 		}
 	}
@@ -287,31 +294,37 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	return writeResultTable(cmd.OutOrStdout(), out.Results)
+	return writeResultTable(cmd.OutOrStdout(), out.Reference, out.Results)
 }
 
-func simulate(ctx context.Context, tr *trace.Trace, pr policyRun, f *whatifFlags, est sim.Estimates, cycles sim.Cycles, bar *progressbar.ProgressBar) (*sim.Result, error) {
-	pl, err := solver.New(pr.policy, pr.depth)
-	if err != nil {
-		return nil, err
+// whatifReplay is one policy's replay of tr on a fresh cluster of spec.
+func whatifReplay(tr *trace.Trace, pr policyRun, spec string, cfg sim.Config) sim.Replay {
+	return sim.Replay{
+		Name:       pr.name,
+		Jobs:       tr.Jobs,
+		NewPlanner: func() (sim.Planner, error) { return solver.New(pr.policy, pr.depth) },
+		NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(spec, tr.MaxCards) },
+		Config:     cfg,
 	}
-	c, err := sim.ParseCluster(f.cluster, tr.MaxCards)
-	if err != nil {
-		return nil, err
+}
+
+// sameJobs compares every run with the reference run, size class by size
+// class on the same jobs; every entry is nil when the reference is not in
+// the run.
+func sameJobs(runs []policyRun, results []*sim.Result, reference string) ([][]sim.SameJobs, error) {
+	out := make([][]sim.SameJobs, len(runs))
+	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == reference })
+	if ref < 0 {
+		return out, nil
 	}
-	cfg := sim.Config{
-		Cluster:     c,
-		Options:     model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
-		Estimates:   est,
-		KeepOverrun: !f.killAtLimit,
-		Interval:    f.interval,
-		Cycles:      cycles,
-		Series:      f.reportDir != "",
+	for i := range runs {
+		c, err := sim.CompareClasses(results[i], results[ref])
+		if err != nil {
+			return nil, fmt.Errorf("%s against %s: %w", runs[i].name, reference, err)
+		}
+		out[i] = c
 	}
-	if bar != nil {
-		cfg.Progress = func(n int) { _ = bar.Add(n) }
-	}
-	return sim.Run(ctx, tr.Jobs, pl, cfg)
+	return out, nil
 }
 
 // newBar returns a progress bar on w when w is a terminal, else nil.
@@ -392,37 +405,109 @@ type resultRow struct {
 	BackfillStarts         int      `json:"backfill_starts"`
 	BackfillCompletionRate *float64 `json:"backfill_completion_rate"`
 	BackfillUtilization    *float64 `json:"backfill_utilization"`
-	MainWaitDelta          *float64 `json:"main_wait_delta_s"`
-	Preemptions            int      `json:"preemptions"`
-	LostCardSeconds        float64  `json:"lost_card_seconds"`
-	Cycles                 int      `json:"cycles"`
+	// MainWaitDelta is this run's mean wait of the jobs it started as
+	// regular minus the reference run's of the jobs that one started as
+	// regular: a different population per policy (a policy that backfills
+	// more leaves mostly the large jobs as main jobs). Classes compare the
+	// same jobs.
+	MainWaitDelta   *float64 `json:"main_wait_delta_s"`
+	Preemptions     int      `json:"preemptions"`
+	LostCardSeconds float64  `json:"lost_card_seconds"`
+	// LostShare is lost over busy card-seconds.
+	LostShare *float64      `json:"lost_share"`
+	HeadDelay sim.HeadDelay `json:"head_delay"`
+	Classes   []classRow    `json:"classes"`
+	Cycles    int           `json:"cycles"`
 }
 
-func toRow(name string, est sim.Estimates, s sim.Summary, delta *float64) resultRow {
-	return resultRow{
+// classRow is one size class of a run, and the comparison with the
+// reference run on the same jobs (null without a reference).
+type classRow struct {
+	sim.ClassStats
+	VsReference *sim.SameJobs `json:"vs_reference"`
+}
+
+func toRow(name string, est sim.Estimates, s sim.Summary, delta *float64, same []sim.SameJobs) resultRow {
+	r := resultRow{
 		Policy: name, Estimates: est.String(), Jobs: s.Jobs, NeverStarted: s.NeverStarted,
 		AvgWait: s.AvgWait, MedianWait: s.MedianWait, P95Wait: s.P95Wait, AvgBSLD: s.AvgBSLD, AvgFlow: s.AvgFlow,
 		Utilization: s.Utilization, UtilizationQueued: s.UtilizationQueued, Makespan: s.Makespan, RegularStarts: s.RegularStarts, BackfillStarts: s.BackfillStarts,
 		BackfillCompletionRate: s.BackfillCompletionRate, BackfillUtilization: s.BackfillUtilization,
 		MainWaitDelta: delta, Preemptions: s.Preemptions, LostCardSeconds: s.LostCardSeconds, Cycles: s.Cycles,
+		LostShare: s.LostShare, HeadDelay: s.HeadDelay,
 	}
+	for i, c := range s.Classes {
+		cr := classRow{ClassStats: c}
+		if same != nil {
+			cr.VsReference = &same[i]
+		}
+		r.Classes = append(r.Classes, cr)
+	}
+	return r
 }
 
-func writeResultTable(w io.Writer, rows []resultRow) error {
+// opt formats a value that may be absent ("–").
+func opt(p *float64, format string) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf(format, *p)
+}
+
+// writeResultTable prints the comparison: one line per policy, then the
+// size classes on the same jobs, then the head delay and the lost work.
+func writeResultTable(w io.Writer, reference string, rows []resultRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\testimates\tjobs\tavg wait s\tp95 wait s\tavg flow s\tavg bsld\tutil\tutil queued\tbackfill starts\tbf completion\tmain-wait Δ s\tpreemptions\t")
-	opt := func(p *float64, format string) string {
-		if p == nil {
-			return "–"
-		}
-		return fmt.Sprintf(format, *p)
-	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t%.3f\t%s\t%d\t%s\t%s\t%d\t\n",
 			r.Policy, r.Estimates, r.Jobs, r.AvgWait, r.P95Wait, r.AvgFlow, r.AvgBSLD, r.Utilization,
 			opt(r.UtilizationQueued, "%.3f"), r.BackfillStarts, opt(r.BackfillCompletionRate, "%.3f"), opt(r.MainWaitDelta, "%+.0f"), r.Preemptions)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nmain-wait Δ: mean wait of the jobs each policy started as regular minus %s's (different jobs per policy).\n", reference)
+	fmt.Fprintf(w, "\nby job size (cards); ×%s: this policy over %s on the same jobs (those that finished in both)\n", reference, reference)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "class\tpolicy\tjobs\tmean wait s\tp95 wait s\tmean bsld\tpreemptions\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld ×%[1]s\t\n", reference)
+	for c := range sim.NumClasses {
+		for _, r := range rows {
+			if c >= len(r.Classes) {
+				continue
+			}
+			k := r.Classes[c]
+			if k.Jobs == 0 && k.Preemptions == 0 {
+				continue
+			}
+			same, mw, pw, bs := "–", "–", "–", "–"
+			if v := k.VsReference; v != nil {
+				same = fmt.Sprint(v.Jobs)
+				mw, pw, bs = opt(v.MeanWaitRatio, "%.3f"), opt(v.P95WaitRatio, "%.3f"), opt(v.BSLDRatio, "%.3f")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%d\t%s\t%s\t%s\t%s\t\n",
+				k.Class, r.Policy, k.Jobs, k.MeanWait, k.P95Wait, k.MeanBSLD, k.Preemptions, same, mw, pw, bs)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nhead delay: start minus the start promised by the first reservation, for every job that was the reserved head")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\theads\tmean delay s\tp95 delay s\tmax delay s\tlost card-s\tlost / busy\t")
+	for _, r := range rows {
+		h := r.HeadDelay
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n", r.Policy, h.Jobs, h.Mean, h.P95, h.Max, r.LostCardSeconds, pct(r.LostShare))
+	}
 	return tw.Flush()
+}
+
+// pct formats a share as a percentage, "–" when absent.
+func pct(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f%%", 100**p)
 }
 
 func runFile(pr policyRun, est sim.Estimates) string {
@@ -483,19 +568,19 @@ func writeJobCSV(path string, jobs []sim.JobResult) (err error) {
 }
 
 func writeReport(f *whatifFlags, format string, est sim.Estimates, cycles sim.Cycles, tr *trace.Trace, lay *model.Layout,
-	runs []policyRun, results []*sim.Result, deltas []*float64) error {
+	runs []policyRun, results []*sim.Result, deltas []*float64, same [][]sim.SameJobs) error {
 	about := []string{
 		fmt.Sprintf("trace `%s` (%s%s): %d jobs of %d records; dropped: %s", f.trace, format, filterNote(f.filter), len(tr.Jobs), tr.Records, trace.DroppedSummary(tr.Dropped)),
 		fmt.Sprintf("cluster `%s`: %d nodes, %d cards", f.cluster, len(lay.Nodes), len(lay.Cards)),
 		fmt.Sprintf("estimates: %s; jobs past their limit: %s; cycles: %s%s", est, map[bool]string{true: "killed", false: "kept running"}[f.killAtLimit], cycles, intervalNote(f.interval)),
-		fmt.Sprintf("main-wait reference: %s", f.reference),
+		fmt.Sprintf("reference policy (main-wait Δ, same-job ratios): %s", f.reference),
 	}
 	for _, n := range tr.Notes {
 		about = append(about, "trace note: "+n)
 	}
 	rr := make([]report.Run, len(runs))
 	for i, pr := range runs {
-		rr[i] = report.Run{Label: runFile(pr, est), Result: results[i], MainWaitDelta: deltas[i]}
+		rr[i] = report.Run{Label: runFile(pr, est), Result: results[i], MainWaitDelta: deltas[i], SameJobs: same[i]}
 	}
 	if err := report.Write(f.reportDir, "What-if: "+filepath.Base(f.trace), about, rr); err != nil {
 		return fmt.Errorf("--report: %w", err)
@@ -561,7 +646,7 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 			Shadow string          `json:"shadow"`
 			Paired sim.PairedStats `json:"paired"`
 			Run    resultRow       `json:"lead_run"`
-		}{runs[0].name, runs[1].name, p.Stats, toRow(runs[0].name, est, res.Summary, nil)})
+		}{runs[0].name, runs[1].name, p.Stats, toRow(runs[0].name, est, res.Summary, nil, nil)})
 	}
 	w := cmd.OutOrStdout()
 	st := p.Stats

@@ -49,7 +49,7 @@ func TestWhatifJSON(t *testing.T) {
 	}
 	for _, key := range []string{"policy", "estimates", "jobs", "avg_wait_s", "p95_wait_s", "avg_bsld", "avg_flow_s",
 		"utilization", "makespan_s", "backfill_starts", "backfill_completion_rate", "backfill_utilization",
-		"main_wait_delta_s", "preemptions"} {
+		"main_wait_delta_s", "preemptions", "lost_share", "head_delay", "classes"} {
 		if _, ok := got.Results[0][key]; !ok {
 			t.Errorf("result has no %q", key)
 		}
@@ -73,7 +73,29 @@ func TestWhatifJSON(t *testing.T) {
 	if len(rows) != 301 || strings.Join(rows[0], ",") != "id,submit,start,end,cards,kind,preemptions" {
 		t.Errorf("easy.csv: %d rows, header %v", len(rows), rows[0])
 	}
-	for _, name := range []string{"report.md", "utilization.svg", "queue.svg", "wait-cdf.svg"} {
+	var classes []struct {
+		Class       string
+		Jobs        int
+		VsReference *struct {
+			Jobs          int
+			MeanWaitRatio *float64 `json:"mean_wait_ratio"`
+		} `json:"vs_reference"`
+	}
+	b, _ := json.Marshal(easy["classes"])
+	if err := json.Unmarshal(b, &classes); err != nil || len(classes) != 4 {
+		t.Fatalf("easy's classes %s: %v; want four", b, err)
+	}
+	jobsInClasses := 0
+	for _, c := range classes {
+		jobsInClasses += c.Jobs
+		if v := c.VsReference; v == nil || v.Jobs != c.Jobs || (c.Jobs > 0 && (v.MeanWaitRatio == nil || *v.MeanWaitRatio != 1)) {
+			t.Errorf("easy's class %s against itself: %+v", c.Class, v)
+		}
+	}
+	if jobsInClasses != 300 {
+		t.Errorf("classes hold %d jobs, want 300", jobsInClasses)
+	}
+	for _, name := range []string{"report.md", "utilization.svg", "queue.svg", "wait-cdf.svg", "class-wait.svg", "class-p95-wait.svg"} {
 		if st, err := os.Stat(filepath.Join(rep, name)); err != nil || st.Size() == 0 {
 			t.Errorf("report file %s: %v", name, err)
 		}
@@ -132,8 +154,12 @@ func TestWhatifPair(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(alone.Results) == 1 {
-		delete(alone.Results[0], "main_wait_delta_s") // against itself there; no reference in a pair
+		// Against itself there; no reference in a pair.
+		delete(alone.Results[0], "main_wait_delta_s")
 		delete(paired.Run, "main_wait_delta_s")
+		for _, c := range alone.Results[0]["classes"].([]any) {
+			c.(map[string]any)["vs_reference"] = nil
+		}
 	}
 	if len(alone.Results) != 1 || !reflect.DeepEqual(alone.Results[0], paired.Run) {
 		t.Errorf("EASY alone %v, leading a pair %v: want the same", alone.Results, paired.Run)

@@ -1,6 +1,8 @@
 // Package report writes a what-if comparison as Markdown with SVG plots:
-// a table of every run's metrics, utilization and queue length over time,
-// and the distribution of waits.
+// a table of every run's metrics, the waits per job-size class (on the
+// same jobs against the reference run), the head delay and lost work,
+// utilization and queue length over time, the distribution of waits, and
+// the tuner's parameters over time for planners that have one.
 package report
 
 import (
@@ -28,8 +30,12 @@ type Run struct {
 	Label  string
 	Result *sim.Result
 	// MainWaitDelta is the change in the average wait of main (regularly
-	// started) jobs against the reference policy, nil when not known.
+	// started) jobs against the reference policy, nil when not known. Each
+	// policy starts other jobs regularly, so it compares different jobs.
 	MainWaitDelta *float64
+	// SameJobs compares the run with the reference run per size class on
+	// the same jobs (sim.CompareClasses); nil without a reference.
+	SameJobs []sim.SameJobs
 }
 
 // Files the report writes into its directory.
@@ -38,6 +44,13 @@ const (
 	FileUtilization = "utilization.svg"
 	FileQueue       = "queue.svg"
 	FileWaitCDF     = "wait-cdf.svg"
+	// FileClassWait and FileClassP95 are the mean and p95 wait per size
+	// class and policy.
+	FileClassWait = "class-wait.svg"
+	FileClassP95  = "class-p95-wait.svg"
+	// FileTuner plots the tuner's parameters and its window's completion
+	// rate over time; written only when some run's planner has a tuner.
+	FileTuner = "tuner.svg"
 )
 
 // Points per line: time series are averaged down to about seriesPoints
@@ -64,6 +77,8 @@ func Write(dir, title string, about []string, runs []Run) error {
 		{FileUtilization, utilizationPlot},
 		{FileQueue, queuePlot},
 		{FileWaitCDF, waitCDFPlot},
+		{FileClassWait, func(r []Run) (*plot.Plot, error) { return classPlot(r, false) }},
+		{FileClassP95, func(r []Run) (*plot.Plot, error) { return classPlot(r, true) }},
 	}
 	for _, pl := range plots {
 		p, err := pl.make(runs)
@@ -74,15 +89,21 @@ func Write(dir, title string, about []string, runs []Run) error {
 			return fmt.Errorf("report: %s: %w", pl.file, err)
 		}
 	}
+	tuner := hasTuner(runs)
+	if tuner {
+		if err := saveTuner(runs, filepath.Join(dir, FileTuner)); err != nil {
+			return fmt.Errorf("report: %s: %w", FileTuner, err)
+		}
+	}
 	var b bytes.Buffer
-	markdown(&b, title, about, runs)
+	markdown(&b, title, about, runs, tuner)
 	if err := os.WriteFile(filepath.Join(dir, FileReport), b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }
 
-func markdown(b *bytes.Buffer, title string, about []string, runs []Run) {
+func markdown(b *bytes.Buffer, title string, about []string, runs []Run, tuner bool) {
 	fmt.Fprintf(b, "# %s\n\n", title)
 	for _, a := range about {
 		fmt.Fprintf(b, "- %s\n", a)
@@ -111,8 +132,32 @@ cards × the span from the first submit to the last end; utilization while
 queued counts only the time some job (that the cluster can hold) waited.
 Backfill completion
 is the share of backfill-started jobs that ended without preemption; main-wait
-Δ is the average wait of regularly started jobs minus the reference policy's;
-"–" where a measure does not apply.
+Δ is the average wait of the jobs this policy started as regular minus the
+average wait of the jobs the reference policy started as regular: different
+jobs in each run (a policy that backfills more leaves mostly the large jobs
+as its main jobs), so read it with the same-job comparison below. "–" where
+a measure does not apply.
+`)
+	classTable(b, runs)
+	headTable(b, runs)
+	if tuner {
+		b.WriteString(`
+## The tuner over time
+
+Maximum backfill runtime, protection period (share of a backfill job's
+estimated runtime), risk tolerance ε, and the backfill completion rate
+over the tuner's own window, which it steers by (target 0.95). Gaps are
+times without a value (no backfill outcome in the window yet).
+
+![tuner over time](` + FileTuner + `)
+`)
+	}
+	b.WriteString(`
+## Waits by job size
+
+![mean wait per size class](` + FileClassWait + `)
+
+![p95 wait per size class](` + FileClassP95 + `)
 
 ## Utilization over time
 

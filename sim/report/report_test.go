@@ -10,7 +10,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/sim"
 	"github.com/huitian/huitian/sim/trace"
-	"github.com/huitian/huitian/solver/baseline"
+	"github.com/huitian/huitian/solver"
 )
 
 func TestWrite(t *testing.T) {
@@ -19,17 +19,30 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs []Run
-	for _, p := range []model.Policy{model.PolicyEASY, model.PolicyFCFS} {
+	for _, p := range []model.Policy{model.PolicyEASY, model.PolicyFCFS, model.PolicyHuitianGreedy} {
 		c, err := sim.HGX(2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		params, _ := baseline.ForPolicy(p, 0)
-		res, err := sim.Run(context.Background(), tr.Jobs, baseline.New(params), sim.Config{Cluster: c, Series: true})
+		pl, err := solver.New(p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(context.Background(), tr.Jobs, pl, sim.Config{Cluster: c, Series: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, Run{Label: p.String(), Result: res})
+	}
+	for i := range runs {
+		same, err := sim.CompareClasses(runs[i].Result, runs[0].Result)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i].SameJobs = same
+	}
+	if runs[2].Result.Series.Tuner == nil {
+		t.Fatal("huitian-greedy has no tuner series")
 	}
 	dir := filepath.Join(t.TempDir(), "out")
 	if err := Write(dir, "test", []string{"synthetic"}, runs); err != nil {
@@ -39,14 +52,19 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| easy | 200 |", "| fcfs | 200 |", FileUtilization, FileQueue, FileWaitCDF, "- synthetic"} {
+	for _, want := range []string{"| easy | 200 |", "| fcfs | 200 |", FileUtilization, FileQueue, FileWaitCDF, "- synthetic",
+		"## By job size", "| 1 | easy |", "## Head delay", FileTuner, FileClassWait, FileClassP95} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
-	for _, f := range []string{FileUtilization, FileQueue, FileWaitCDF} {
+	for _, f := range []string{FileUtilization, FileQueue, FileWaitCDF, FileClassWait, FileClassP95, FileTuner} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "easy") {
+		legend := "easy"
+		if f == FileTuner {
+			legend = runs[2].Label // the one run with a tuner
+		}
+		if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), legend) {
 			t.Errorf("%s: not an SVG with a legend (%v)", f, err)
 		}
 	}
