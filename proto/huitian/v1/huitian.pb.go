@@ -2987,7 +2987,11 @@ type WhatIfRequest struct {
 	// Options for every policy's cycles (time budget, reservation depth).
 	Options *PlanOptions `protobuf:"bytes,8,opt,name=options,proto3" json:"options,omitempty"`
 	// Replay only the first max_jobs jobs of the trace; 0: all of them.
-	MaxJobs       int32 `protobuf:"varint,9,opt,name=max_jobs,json=maxJobs,proto3" json:"max_jobs,omitempty"`
+	MaxJobs int32 `protobuf:"varint,9,opt,name=max_jobs,json=maxJobs,proto3" json:"max_jobs,omitempty"`
+	// The policy every result is compared with, per size class on the same
+	// jobs (PolicyResult.size_classes[].vs_reference). Unset: POLICY_EASY.
+	// When it is not among policies, the comparisons are absent.
+	Reference     Policy `protobuf:"varint,11,opt,name=reference,proto3,enum=huitian.v1.Policy" json:"reference,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3116,6 +3120,13 @@ func (x *WhatIfRequest) GetMaxJobs() int32 {
 		return x.MaxJobs
 	}
 	return 0
+}
+
+func (x *WhatIfRequest) GetReference() Policy {
+	if x != nil {
+		return x.Reference
+	}
+	return Policy_POLICY_UNSPECIFIED
 }
 
 type isWhatIfRequest_Trace interface {
@@ -3338,7 +3349,10 @@ func (x *WhatIfProgress) GetSimulatedTime() *timestamppb.Timestamp {
 type WhatIfComparison struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The results, one per requested policy, in request order.
-	Results       []*PolicyResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	Results []*PolicyResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// The reference policy of the same-job comparisons; unset when it was
+	// not among the policies replayed.
+	Reference     Policy `protobuf:"varint,2,opt,name=reference,proto3,enum=huitian.v1.Policy" json:"reference,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3378,6 +3392,13 @@ func (x *WhatIfComparison) GetResults() []*PolicyResult {
 		return x.Results
 	}
 	return nil
+}
+
+func (x *WhatIfComparison) GetReference() Policy {
+	if x != nil {
+		return x.Reference
+	}
+	return Policy_POLICY_UNSPECIFIED
 }
 
 // PolicyResult is how one policy did on the workload.
@@ -3426,8 +3447,12 @@ type PolicyResult struct {
 	LostCardSeconds float64 `protobuf:"fixed64,18,opt,name=lost_card_seconds,json=lostCardSeconds,proto3" json:"lost_card_seconds,omitempty"`
 	// Finished jobs whose first start was regular (the main jobs).
 	MainJobs int64 `protobuf:"varint,19,opt,name=main_jobs,json=mainJobs,proto3" json:"main_jobs,omitempty"`
-	// Mean wait of the main jobs; absent when there are none. Compare it
-	// across policies for the main-job wait delta.
+	// Mean wait of the main jobs; absent when there are none. The
+	// main-job wait delta is this minus the reference policy's: the mean
+	// wait of the jobs one policy started as regular against that of the
+	// jobs another started as regular, a different population per policy
+	// (a policy that backfills more leaves mostly the large jobs as main
+	// jobs). size_classes compare the same jobs.
 	MainMeanWait *durationpb.Duration `protobuf:"bytes,20,opt,name=main_mean_wait,json=mainMeanWait,proto3" json:"main_mean_wait,omitempty"`
 	// Planning cycles run.
 	Cycles int64 `protobuf:"varint,21,opt,name=cycles,proto3" json:"cycles,omitempty"`
@@ -3435,8 +3460,15 @@ type PolicyResult struct {
 	// can hold) waited, in [0, 1]: what backfill works on, free of the span
 	// the trace's last jobs set. Absent when no job ever waited.
 	UtilizationWhileQueued *wrapperspb.DoubleValue `protobuf:"bytes,24,opt,name=utilization_while_queued,json=utilizationWhileQueued,proto3" json:"utilization_while_queued,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// lost_card_seconds over busy card-seconds (busy time includes the work
+	// that was lost); absent when no card was busy.
+	LostShare *wrapperspb.DoubleValue `protobuf:"bytes,25,opt,name=lost_share,json=lostShare,proto3" json:"lost_share,omitempty"`
+	// How late the reserved heads started against their first reservation.
+	HeadDelay *HeadDelay `protobuf:"bytes,26,opt,name=head_delay,json=headDelay,proto3" json:"head_delay,omitempty"`
+	// One entry per job-size class, smallest first (always four).
+	SizeClasses   []*SizeClassResult `protobuf:"bytes,27,rep,name=size_classes,json=sizeClasses,proto3" json:"size_classes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PolicyResult) Reset() {
@@ -3623,6 +3655,355 @@ func (x *PolicyResult) GetUtilizationWhileQueued() *wrapperspb.DoubleValue {
 	return nil
 }
 
+func (x *PolicyResult) GetLostShare() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.LostShare
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetHeadDelay() *HeadDelay {
+	if x != nil {
+		return x.HeadDelay
+	}
+	return nil
+}
+
+func (x *PolicyResult) GetSizeClasses() []*SizeClassResult {
+	if x != nil {
+		return x.SizeClasses
+	}
+	return nil
+}
+
+// HeadDelay measures the promise a reservation makes: for every job that
+// was ever the reserved head (the first reservation of a decision), its
+// actual start minus the start its first such reservation promised.
+// Negative when jobs ahead of it ended before their limits.
+type HeadDelay struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Heads that started.
+	Jobs int64 `protobuf:"varint,1,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	// Mean delay; zero when jobs is 0.
+	Mean *durationpb.Duration `protobuf:"bytes,2,opt,name=mean,proto3" json:"mean,omitempty"`
+	// 95th percentile of the delay; zero when jobs is 0.
+	P95 *durationpb.Duration `protobuf:"bytes,3,opt,name=p95,proto3" json:"p95,omitempty"`
+	// Largest delay; zero when jobs is 0.
+	Max           *durationpb.Duration `protobuf:"bytes,4,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeadDelay) Reset() {
+	*x = HeadDelay{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeadDelay) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeadDelay) ProtoMessage() {}
+
+func (x *HeadDelay) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeadDelay.ProtoReflect.Descriptor instead.
+func (*HeadDelay) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *HeadDelay) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *HeadDelay) GetMean() *durationpb.Duration {
+	if x != nil {
+		return x.Mean
+	}
+	return nil
+}
+
+func (x *HeadDelay) GetP95() *durationpb.Duration {
+	if x != nil {
+		return x.P95
+	}
+	return nil
+}
+
+func (x *HeadDelay) GetMax() *durationpb.Duration {
+	if x != nil {
+		return x.Max
+	}
+	return nil
+}
+
+// SizeClassResult is one job-size class of a what-if run. Classes are by
+// the cards a job asks for, relative to the cluster: 1 card; 2 up to the
+// larger of one node's cards and 1/16 of the usable cards; above that up
+// to 1/4 of them; above 1/4. A class whose range is empty holds no job.
+type SizeClassResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The class as a range of cards: "1", "2–16", "17–64", ">64", or "none".
+	Class string `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	// Its smallest card count.
+	MinCards int32 `protobuf:"varint,2,opt,name=min_cards,json=minCards,proto3" json:"min_cards,omitempty"`
+	// Its largest card count; 0 for the last class, which has no bound.
+	MaxCards int32 `protobuf:"varint,3,opt,name=max_cards,json=maxCards,proto3" json:"max_cards,omitempty"`
+	// Finished jobs of the class; the waits and slowdown are over them.
+	Jobs int64 `protobuf:"varint,4,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	// Mean wait of the class's finished jobs.
+	MeanWait *durationpb.Duration `protobuf:"bytes,5,opt,name=mean_wait,json=meanWait,proto3" json:"mean_wait,omitempty"`
+	// 95th percentile of their wait.
+	P95Wait *durationpb.Duration `protobuf:"bytes,6,opt,name=p95_wait,json=p95Wait,proto3" json:"p95_wait,omitempty"`
+	// Their mean bounded slowdown (10-second bound).
+	MeanBoundedSlowdown float64 `protobuf:"fixed64,7,opt,name=mean_bounded_slowdown,json=meanBoundedSlowdown,proto3" json:"mean_bounded_slowdown,omitempty"`
+	// Preemptions of the class's jobs: who pays for backfill.
+	Preemptions int64 `protobuf:"varint,8,opt,name=preemptions,proto3" json:"preemptions,omitempty"`
+	// The class on the same jobs under the reference policy; absent when
+	// the reference policy was not replayed.
+	VsReference   *SameJobs `protobuf:"bytes,9,opt,name=vs_reference,json=vsReference,proto3" json:"vs_reference,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SizeClassResult) Reset() {
+	*x = SizeClassResult{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SizeClassResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SizeClassResult) ProtoMessage() {}
+
+func (x *SizeClassResult) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SizeClassResult.ProtoReflect.Descriptor instead.
+func (*SizeClassResult) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SizeClassResult) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *SizeClassResult) GetMinCards() int32 {
+	if x != nil {
+		return x.MinCards
+	}
+	return 0
+}
+
+func (x *SizeClassResult) GetMaxCards() int32 {
+	if x != nil {
+		return x.MaxCards
+	}
+	return 0
+}
+
+func (x *SizeClassResult) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *SizeClassResult) GetMeanWait() *durationpb.Duration {
+	if x != nil {
+		return x.MeanWait
+	}
+	return nil
+}
+
+func (x *SizeClassResult) GetP95Wait() *durationpb.Duration {
+	if x != nil {
+		return x.P95Wait
+	}
+	return nil
+}
+
+func (x *SizeClassResult) GetMeanBoundedSlowdown() float64 {
+	if x != nil {
+		return x.MeanBoundedSlowdown
+	}
+	return 0
+}
+
+func (x *SizeClassResult) GetPreemptions() int64 {
+	if x != nil {
+		return x.Preemptions
+	}
+	return 0
+}
+
+func (x *SizeClassResult) GetVsReference() *SameJobs {
+	if x != nil {
+		return x.VsReference
+	}
+	return nil
+}
+
+// SameJobs compares one size class with the reference policy on the same
+// jobs: the class's jobs that finished under both. A ratio is this
+// policy's figure over the reference's: 1 when both are 0, absent when
+// only the reference's is.
+type SameJobs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Jobs compared.
+	Jobs int64 `protobuf:"varint,1,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	// Their mean wait under this policy.
+	MeanWait *durationpb.Duration `protobuf:"bytes,2,opt,name=mean_wait,json=meanWait,proto3" json:"mean_wait,omitempty"`
+	// The 95th percentile of their wait under this policy.
+	P95Wait *durationpb.Duration `protobuf:"bytes,3,opt,name=p95_wait,json=p95Wait,proto3" json:"p95_wait,omitempty"`
+	// Their mean bounded slowdown under this policy.
+	MeanBoundedSlowdown float64 `protobuf:"fixed64,4,opt,name=mean_bounded_slowdown,json=meanBoundedSlowdown,proto3" json:"mean_bounded_slowdown,omitempty"`
+	// Their mean wait under the reference policy.
+	ReferenceMeanWait *durationpb.Duration `protobuf:"bytes,5,opt,name=reference_mean_wait,json=referenceMeanWait,proto3" json:"reference_mean_wait,omitempty"`
+	// The 95th percentile of their wait under the reference policy.
+	ReferenceP95Wait *durationpb.Duration `protobuf:"bytes,6,opt,name=reference_p95_wait,json=referenceP95Wait,proto3" json:"reference_p95_wait,omitempty"`
+	// Their mean bounded slowdown under the reference policy.
+	ReferenceMeanBoundedSlowdown float64 `protobuf:"fixed64,7,opt,name=reference_mean_bounded_slowdown,json=referenceMeanBoundedSlowdown,proto3" json:"reference_mean_bounded_slowdown,omitempty"`
+	// mean_wait over reference_mean_wait.
+	MeanWaitRatio *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=mean_wait_ratio,json=meanWaitRatio,proto3" json:"mean_wait_ratio,omitempty"`
+	// p95_wait over reference_p95_wait.
+	P95WaitRatio *wrapperspb.DoubleValue `protobuf:"bytes,9,opt,name=p95_wait_ratio,json=p95WaitRatio,proto3" json:"p95_wait_ratio,omitempty"`
+	// mean_bounded_slowdown over reference_mean_bounded_slowdown.
+	BoundedSlowdownRatio *wrapperspb.DoubleValue `protobuf:"bytes,10,opt,name=bounded_slowdown_ratio,json=boundedSlowdownRatio,proto3" json:"bounded_slowdown_ratio,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *SameJobs) Reset() {
+	*x = SameJobs{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SameJobs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SameJobs) ProtoMessage() {}
+
+func (x *SameJobs) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SameJobs.ProtoReflect.Descriptor instead.
+func (*SameJobs) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SameJobs) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *SameJobs) GetMeanWait() *durationpb.Duration {
+	if x != nil {
+		return x.MeanWait
+	}
+	return nil
+}
+
+func (x *SameJobs) GetP95Wait() *durationpb.Duration {
+	if x != nil {
+		return x.P95Wait
+	}
+	return nil
+}
+
+func (x *SameJobs) GetMeanBoundedSlowdown() float64 {
+	if x != nil {
+		return x.MeanBoundedSlowdown
+	}
+	return 0
+}
+
+func (x *SameJobs) GetReferenceMeanWait() *durationpb.Duration {
+	if x != nil {
+		return x.ReferenceMeanWait
+	}
+	return nil
+}
+
+func (x *SameJobs) GetReferenceP95Wait() *durationpb.Duration {
+	if x != nil {
+		return x.ReferenceP95Wait
+	}
+	return nil
+}
+
+func (x *SameJobs) GetReferenceMeanBoundedSlowdown() float64 {
+	if x != nil {
+		return x.ReferenceMeanBoundedSlowdown
+	}
+	return 0
+}
+
+func (x *SameJobs) GetMeanWaitRatio() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.MeanWaitRatio
+	}
+	return nil
+}
+
+func (x *SameJobs) GetP95WaitRatio() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.P95WaitRatio
+	}
+	return nil
+}
+
+func (x *SameJobs) GetBoundedSlowdownRatio() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.BoundedSlowdownRatio
+	}
+	return nil
+}
+
 // GetStatusRequest asks for one cluster's planner state.
 type GetStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3634,7 +4015,7 @@ type GetStatusRequest struct {
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3646,7 +4027,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3659,7 +4040,7 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{29}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetStatusRequest) GetClusterId() string {
@@ -3703,7 +4084,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3715,7 +4096,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3728,7 +4109,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{30}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetStatusResponse) GetClusterId() string {
@@ -3817,7 +4198,7 @@ type TunerParameters struct {
 
 func (x *TunerParameters) Reset() {
 	*x = TunerParameters{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3829,7 +4210,7 @@ func (x *TunerParameters) String() string {
 func (*TunerParameters) ProtoMessage() {}
 
 func (x *TunerParameters) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3842,7 +4223,7 @@ func (x *TunerParameters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TunerParameters.ProtoReflect.Descriptor instead.
 func (*TunerParameters) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{31}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TunerParameters) GetMaxBackfillRuntime() *durationpb.Duration {
@@ -3892,7 +4273,7 @@ type BackfillMeasures struct {
 
 func (x *BackfillMeasures) Reset() {
 	*x = BackfillMeasures{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3904,7 +4285,7 @@ func (x *BackfillMeasures) String() string {
 func (*BackfillMeasures) ProtoMessage() {}
 
 func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3917,7 +4298,7 @@ func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackfillMeasures.ProtoReflect.Descriptor instead.
 func (*BackfillMeasures) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{32}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BackfillMeasures) GetCompletionRate() *wrapperspb.DoubleValue {
@@ -3980,7 +4361,7 @@ type FragmentSummary struct {
 
 func (x *FragmentSummary) Reset() {
 	*x = FragmentSummary{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3992,7 +4373,7 @@ func (x *FragmentSummary) String() string {
 func (*FragmentSummary) ProtoMessage() {}
 
 func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4005,7 +4386,7 @@ func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FragmentSummary.ProtoReflect.Descriptor instead.
 func (*FragmentSummary) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{33}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *FragmentSummary) GetFragment() FragmentClass {
@@ -4225,7 +4606,7 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x0ecards_per_node\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x01R\fcardsPerNode\x121\n" +
 	"\x10nodes_per_switch\x18\x03 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x0enodesPerSwitch\x12\x1d\n" +
 	"\n" +
-	"card_model\x18\x04 \x01(\tR\tcardModel\"\xa1\x04\n" +
+	"card_model\x18\x04 \x01(\tR\tcardModel\"\xdd\x04\n" +
 	"\rWhatIfRequest\x12\x1f\n" +
 	"\n" +
 	"trace_data\x18\x01 \x01(\fH\x00R\ttraceData\x12(\n" +
@@ -4241,7 +4622,8 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	" \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x01R\rclusterPreset\x12E\n" +
 	"\bpolicies\x18\a \x03(\x0e2\x12.huitian.v1.PolicyB\x15\xbaH\x12\x92\x01\x0f\b\x01\x10\b\x18\x01\"\a\x82\x01\x04\x10\x01 \x00R\bpolicies\x121\n" +
 	"\aoptions\x18\b \x01(\v2\x17.huitian.v1.PlanOptionsR\aoptions\x12\"\n" +
-	"\bmax_jobs\x18\t \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\amaxJobsB\x0e\n" +
+	"\bmax_jobs\x18\t \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\amaxJobs\x12:\n" +
+	"\treference\x18\v \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\treferenceB\x0e\n" +
 	"\x05trace\x12\x05\xbaH\x02\b\x01B\x10\n" +
 	"\acluster\x12\x05\xbaH\x02\b\x01\"\x94\x01\n" +
 	"\x0eWhatIfResponse\x128\n" +
@@ -4255,10 +4637,10 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\tjobs_done\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bjobsDone\x12&\n" +
 	"\n" +
 	"jobs_total\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tjobsTotal\x12A\n" +
-	"\x0esimulated_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rsimulatedTime\"F\n" +
+	"\x0esimulated_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rsimulatedTime\"\x82\x01\n" +
 	"\x10WhatIfComparison\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\"\xfe\n" +
-	"\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.huitian.v1.PolicyResultR\aresults\x12:\n" +
+	"\treference\x18\x02 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\treference\"\xc1\f\n" +
 	"\fPolicyResult\x124\n" +
 	"\x06policy\x18\x01 \x01(\x0e2\x12.huitian.v1.PolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06policy\x12\x1b\n" +
 	"\x04jobs\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04jobs\x12?\n" +
@@ -4283,8 +4665,40 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\tmain_jobs\x18\x13 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bmainJobs\x12I\n" +
 	"\x0emain_mean_wait\x18\x14 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\fmainMeanWait\x12\x1f\n" +
 	"\x06cycles\x18\x15 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06cycles\x12o\n" +
-	"\x18utilization_while_queued\x18\x18 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x16utilizationWhileQueuedJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
-	"\":\n" +
+	"\x18utilization_while_queued\x18\x18 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x16utilizationWhileQueued\x12K\n" +
+	"\n" +
+	"lost_share\x18\x19 \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\tlostShare\x124\n" +
+	"\n" +
+	"head_delay\x18\x1a \x01(\v2\x15.huitian.v1.HeadDelayR\theadDelay\x12>\n" +
+	"\fsize_classes\x18\x1b \x03(\v2\x1b.huitian.v1.SizeClassResultR\vsizeClassesJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
+	"\"\xb1\x01\n" +
+	"\tHeadDelay\x12\x1b\n" +
+	"\x04jobs\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04jobs\x12-\n" +
+	"\x04mean\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x04mean\x12+\n" +
+	"\x03p95\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03p95\x12+\n" +
+	"\x03max\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03max\"\xba\x03\n" +
+	"\x0fSizeClassResult\x12\x14\n" +
+	"\x05class\x18\x01 \x01(\tR\x05class\x12$\n" +
+	"\tmin_cards\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bminCards\x12$\n" +
+	"\tmax_cards\x18\x03 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bmaxCards\x12\x1b\n" +
+	"\x04jobs\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04jobs\x12@\n" +
+	"\tmean_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\bmeanWait\x12>\n" +
+	"\bp95_wait\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\ap95Wait\x12B\n" +
+	"\x15mean_bounded_slowdown\x18\a \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x13meanBoundedSlowdown\x12)\n" +
+	"\vpreemptions\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vpreemptions\x127\n" +
+	"\fvs_reference\x18\t \x01(\v2\x14.huitian.v1.SameJobsR\vvsReference\"\xfa\x05\n" +
+	"\bSameJobs\x12\x1b\n" +
+	"\x04jobs\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04jobs\x12@\n" +
+	"\tmean_wait\x18\x02 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\bmeanWait\x12>\n" +
+	"\bp95_wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\ap95Wait\x12B\n" +
+	"\x15mean_bounded_slowdown\x18\x04 \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x13meanBoundedSlowdown\x12S\n" +
+	"\x13reference_mean_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x11referenceMeanWait\x12Q\n" +
+	"\x12reference_p95_wait\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x10referenceP95Wait\x12U\n" +
+	"\x1freference_mean_bounded_slowdown\x18\a \x01(\x01B\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x1creferenceMeanBoundedSlowdown\x12T\n" +
+	"\x0fmean_wait_ratio\x18\b \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\rmeanWaitRatio\x12R\n" +
+	"\x0ep95_wait_ratio\x18\t \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\fp95WaitRatio\x12b\n" +
+	"\x16bounded_slowdown_ratio\x18\n" +
+	" \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x14boundedSlowdownRatio\":\n" +
 	"\x10GetStatusRequest\x12&\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\"\x92\x04\n" +
@@ -4423,7 +4837,7 @@ func file_huitian_v1_huitian_proto_rawDescGZIP() []byte {
 }
 
 var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_huitian_v1_huitian_proto_goTypes = []any{
 	(DomainKind)(0),                // 0: huitian.v1.DomainKind
 	(Topology)(0),                  // 1: huitian.v1.Topology
@@ -4467,17 +4881,20 @@ var file_huitian_v1_huitian_proto_goTypes = []any{
 	(*WhatIfProgress)(nil),         // 39: huitian.v1.WhatIfProgress
 	(*WhatIfComparison)(nil),       // 40: huitian.v1.WhatIfComparison
 	(*PolicyResult)(nil),           // 41: huitian.v1.PolicyResult
-	(*GetStatusRequest)(nil),       // 42: huitian.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),      // 43: huitian.v1.GetStatusResponse
-	(*TunerParameters)(nil),        // 44: huitian.v1.TunerParameters
-	(*BackfillMeasures)(nil),       // 45: huitian.v1.BackfillMeasures
-	(*FragmentSummary)(nil),        // 46: huitian.v1.FragmentSummary
-	(*timestamppb.Timestamp)(nil),  // 47: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
-	(*wrapperspb.DoubleValue)(nil), // 49: google.protobuf.DoubleValue
+	(*HeadDelay)(nil),              // 42: huitian.v1.HeadDelay
+	(*SizeClassResult)(nil),        // 43: huitian.v1.SizeClassResult
+	(*SameJobs)(nil),               // 44: huitian.v1.SameJobs
+	(*GetStatusRequest)(nil),       // 45: huitian.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),      // 46: huitian.v1.GetStatusResponse
+	(*TunerParameters)(nil),        // 47: huitian.v1.TunerParameters
+	(*BackfillMeasures)(nil),       // 48: huitian.v1.BackfillMeasures
+	(*FragmentSummary)(nil),        // 49: huitian.v1.FragmentSummary
+	(*timestamppb.Timestamp)(nil),  // 50: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 51: google.protobuf.Duration
+	(*wrapperspb.DoubleValue)(nil), // 52: google.protobuf.DoubleValue
 }
 var file_huitian_v1_huitian_proto_depIdxs = []int32{
-	47,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
+	50,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
 	14,  // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
 	21,  // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
 	20,  // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
@@ -4489,18 +4906,18 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	18,  // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
 	1,   // 10: huitian.v1.JobSpec.topology:type_name -> huitian.v1.Topology
 	2,   // 11: huitian.v1.JobSpec.comm:type_name -> huitian.v1.Comm
-	48,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
-	48,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
+	51,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
+	51,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
 	3,   // 14: huitian.v1.JobSpec.backfill:type_name -> huitian.v1.BackfillPreference
-	47,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
+	50,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
 	20,  // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
 	19,  // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
-	47,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
+	50,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
 	4,   // 19: huitian.v1.RunningJob.kind:type_name -> huitian.v1.AllocationKind
-	47,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
+	50,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
 	5,   // 21: huitian.v1.PlanOptions.policy:type_name -> huitian.v1.Policy
-	48,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
-	48,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
+	51,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
+	51,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
 	24,  // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
 	25,  // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
 	26,  // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
@@ -4508,21 +4925,21 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	27,  // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
 	19,  // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
 	4,   // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
-	48,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
-	47,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
+	51,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
+	50,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
 	6,   // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
 	19,  // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
-	47,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
+	50,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
 	7,   // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
-	48,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
+	51,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
 	8,   // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
-	47,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
-	48,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
+	50,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
+	51,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
 	9,   // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
-	47,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
+	50,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
 	20,  // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
 	4,   // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
-	47,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
+	50,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
 	10,  // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
 	7,   // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
 	29,  // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
@@ -4530,63 +4947,81 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	11,  // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
 	4,   // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
 	19,  // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
-	48,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
-	47,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
-	47,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
+	51,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
+	50,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
+	50,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
 	8,   // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
 	6,   // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
 	10,  // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
-	47,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
-	47,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
+	50,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
+	50,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
 	34,  // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
 	12,  // 62: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
 	14,  // 63: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
 	36,  // 64: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
 	5,   // 65: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
 	22,  // 66: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
-	39,  // 67: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
-	40,  // 68: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
-	5,   // 69: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
-	47,  // 70: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
-	41,  // 71: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
-	5,   // 72: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
-	48,  // 73: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
-	48,  // 74: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
-	48,  // 75: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
-	49,  // 76: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
-	49,  // 77: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
-	48,  // 78: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	48,  // 79: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
-	48,  // 80: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
-	48,  // 81: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
-	49,  // 82: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
-	5,   // 83: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	47,  // 84: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	28,  // 85: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	44,  // 86: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	45,  // 87: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	46,  // 88: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	48,  // 89: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	49,  // 90: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	49,  // 91: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	48,  // 92: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	49,  // 93: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	6,   // 94: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13,  // 95: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30,  // 96: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32,  // 97: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37,  // 98: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	42,  // 99: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23,  // 100: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31,  // 101: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33,  // 102: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38,  // 103: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	43,  // 104: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	100, // [100:105] is the sub-list for method output_type
-	95,  // [95:100] is the sub-list for method input_type
-	95,  // [95:95] is the sub-list for extension type_name
-	95,  // [95:95] is the sub-list for extension extendee
-	0,   // [0:95] is the sub-list for field type_name
+	5,   // 67: huitian.v1.WhatIfRequest.reference:type_name -> huitian.v1.Policy
+	39,  // 68: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
+	40,  // 69: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
+	5,   // 70: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
+	50,  // 71: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
+	41,  // 72: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
+	5,   // 73: huitian.v1.WhatIfComparison.reference:type_name -> huitian.v1.Policy
+	5,   // 74: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
+	51,  // 75: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
+	51,  // 76: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
+	51,  // 77: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
+	52,  // 78: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
+	52,  // 79: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
+	51,  // 80: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	51,  // 81: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	51,  // 82: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	51,  // 83: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	52,  // 84: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
+	52,  // 85: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
+	42,  // 86: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
+	43,  // 87: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
+	51,  // 88: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
+	51,  // 89: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
+	51,  // 90: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
+	51,  // 91: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
+	51,  // 92: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
+	44,  // 93: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
+	51,  // 94: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
+	51,  // 95: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
+	51,  // 96: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
+	51,  // 97: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
+	52,  // 98: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
+	52,  // 99: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
+	52,  // 100: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
+	5,   // 101: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	50,  // 102: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	28,  // 103: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	47,  // 104: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	48,  // 105: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	49,  // 106: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	51,  // 107: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	52,  // 108: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	52,  // 109: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	51,  // 110: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	52,  // 111: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	6,   // 112: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13,  // 113: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30,  // 114: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32,  // 115: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37,  // 116: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	45,  // 117: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23,  // 118: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31,  // 119: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33,  // 120: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38,  // 121: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	46,  // 122: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	118, // [118:123] is the sub-list for method output_type
+	113, // [113:118] is the sub-list for method input_type
+	113, // [113:113] is the sub-list for extension type_name
+	113, // [113:113] is the sub-list for extension extendee
+	0,   // [0:113] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -4612,7 +5047,7 @@ func file_huitian_v1_huitian_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_huitian_v1_huitian_proto_rawDesc), len(file_huitian_v1_huitian_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
