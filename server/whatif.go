@@ -11,12 +11,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -66,13 +63,19 @@ const whatIfProgressEvery = time.Second
 const whatIfProgressSteps = 50
 
 // whatIf is a validated what-if request: the trace, a way to build a fresh
-// cluster for each policy, and the policies with their planners.
+// cluster for each policy, the policies with their planners, and the
+// policy the others are compared with.
 type whatIf struct {
 	field      string // the request's trace field, for errors
 	tr         *trace.Trace
 	newCluster func() (*model.Cluster, error)
 	runs       []whatIfRun
+	reference  pb.Policy
 }
+
+// errWhatIfCluster marks a cluster that could not be built for a replay
+// after the request's cluster was checked: the service's fault.
+var errWhatIfCluster = errors.New("server: what-if cluster")
 
 // whatIfRun is one policy to replay, with its own planner.
 type whatIfRun struct {
@@ -83,9 +86,11 @@ type whatIfRun struct {
 
 // WhatIf replays a trace on a cluster under each requested policy, the way
 // `huitian whatif` does (same trace readers and options, same cluster
-// specs, same planners, sim.Run with the same configuration), in parallel
-// up to GOMAXPROCS, each policy with its own planner and its own cluster.
-// It streams progress while the replays run, then the comparison.
+// specs, same planners, sim.RunAll with the same configuration), in
+// parallel up to GOMAXPROCS, each policy with its own planner and its own
+// cluster. It streams progress while the replays run, then the comparison,
+// with each policy's size classes compared with the reference policy's
+// (request.reference, EASY when unset) on the same jobs.
 // Cancelling the call stops every replay.
 func (s *Server) WhatIf(ctx context.Context, req *connect.Request[pb.WhatIfRequest], stream *connect.ServerStream[pb.WhatIfResponse]) error {
 	return s.whatIf(ctx, req.Msg, stream.Send)
@@ -99,13 +104,13 @@ func (s *Server) whatIf(ctx context.Context, req *pb.WhatIfRequest, send func(*p
 	if err != nil {
 		return err
 	}
-	results, err := s.replayAll(ctx, w, send)
+	results, ref, err := s.replayAll(ctx, w, send)
 	if err != nil {
 		return err
 	}
 	s.log.Info("what-if replayed", "request_id", requestID(ctx), "jobs", len(w.tr.Jobs),
 		"policies", len(w.runs), "took", time.Since(start))
-	return send(&pb.WhatIfResponse{Result: &pb.WhatIfResponse_Comparison{Comparison: &pb.WhatIfComparison{Results: results}}})
+	return send(&pb.WhatIfResponse{Result: &pb.WhatIfResponse_Comparison{Comparison: &pb.WhatIfComparison{Results: results, Reference: ref}}})
 }
 
 // prepareWhatIf checks what the contract's rules cannot (policies the
@@ -118,6 +123,10 @@ func (s *Server) prepareWhatIf(req *pb.WhatIfRequest) (*whatIf, error) {
 		return nil, err
 	}
 	w.runs = runs
+	w.reference = req.GetReference()
+	if w.reference == pb.Policy_POLICY_UNSPECIFIED {
+		w.reference = pb.Policy_POLICY_EASY
+	}
 	if err := s.readWhatIfTrace(req, w); err != nil {
 		return nil, err
 	}
@@ -460,34 +469,52 @@ func shapeCluster(sh *pb.ClusterShape) (*model.Cluster, error) {
 	return c, nil
 }
 
-// replayAll runs every policy's replay, at most GOMAXPROCS at once, and
-// forwards their progress to send. It returns the results in request
-// order, or the first error; either way only after every replay ended.
-func (s *Server) replayAll(ctx context.Context, w *whatIf, send func(*pb.WhatIfResponse) error) ([]*pb.PolicyResult, error) {
+// replayAll runs every policy's replay through sim.RunAll (at most
+// GOMAXPROCS at once) and forwards their progress to send. It returns the
+// results in request order, compared with the reference policy on the same
+// jobs, or the first error; either way only after every replay ended.
+func (s *Server) replayAll(ctx context.Context, w *whatIf, send func(*pb.WhatIfResponse) error) ([]*pb.PolicyResult, pb.Policy, error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	progress := make(chan *pb.WhatIfProgress, 64)
-	results := make([]*pb.PolicyResult, len(w.runs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range w.runs {
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-			case <-rctx.Done():
+	recs := make([]*recorder, len(w.runs))
+	replays := make([]sim.Replay, len(w.runs))
+	for i, run := range w.runs {
+		rec := newRecorder(run, int64(len(w.tr.Jobs)), func(p *pb.WhatIfProgress, last bool) {
+			if last {
+				select {
+				case progress <- p:
+				case <-rctx.Done():
+				}
 				return
 			}
-			defer func() { <-sem }()
-			res, err := s.replayPolicy(rctx, w, w.runs[i], progress)
-			if err != nil {
-				cancel(err)
-				return
+			select { // a slow reader misses intermediate progress, never stalls the replay
+			case progress <- p:
+			default:
 			}
-			results[i] = res
 		})
+		recs[i] = rec
+		replays[i] = sim.Replay{
+			Name:       run.policy.String(),
+			Jobs:       w.tr.Jobs,
+			NewPlanner: func() (sim.Planner, error) { return rec, nil },
+			NewCluster: func() (*model.Cluster, error) {
+				c, err := w.newCluster()
+				if err != nil {
+					return nil, fmt.Errorf("%w: %w", errWhatIfCluster, err)
+				}
+				return c, nil
+			},
+			Config: sim.Config{Options: run.opts},
+			Done:   func(*sim.Result) { rec.emit(true) },
+		}
 	}
+	var (
+		results []*sim.Result
+		runErr  error
+	)
 	go func() {
-		wg.Wait()
+		results, runErr = sim.RunAll(rctx, replays, 0)
 		close(progress)
 	}()
 	var sendErr error
@@ -500,68 +527,70 @@ func (s *Server) replayAll(ctx context.Context, w *whatIf, send func(*pb.WhatIfR
 			cancel(err)
 		}
 	}
-	// Every replay has ended: progress is closed only after wg.Wait.
+	// Every replay has ended: progress is closed only after RunAll returned.
 	if err := ctx.Err(); err != nil {
 		code := connect.CodeCanceled
 		if errors.Is(err, context.DeadlineExceeded) {
 			code = connect.CodeDeadlineExceeded
 		}
-		return nil, connect.NewError(code, fmt.Errorf("what-if stopped: %w", err))
+		return nil, 0, connect.NewError(code, fmt.Errorf("what-if stopped: %w", err))
 	}
 	if sendErr != nil {
-		return nil, sendErr
+		return nil, 0, sendErr
 	}
-	if err := context.Cause(rctx); err != nil {
-		return nil, err
+	if runErr != nil {
+		return nil, 0, s.replayError(ctx, w, recs, runErr)
 	}
-	return results, nil
+	return whatIfResults(w, recs, results)
 }
 
-// replayPolicy runs one policy on its own cluster and returns its result. A
-// panic in the planner or the simulator is an Internal error, logged with
-// its stack, and does not take the process down.
-func (s *Server) replayPolicy(ctx context.Context, w *whatIf, run whatIfRun, progress chan<- *pb.WhatIfProgress) (res *pb.PolicyResult, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.met.panics.WithLabelValues(huitianv1connect.PlannerServiceWhatIfProcedure).Inc()
-			s.log.Error("panic in what-if replay", "policy", run.policy.String(), "request_id", requestID(ctx),
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res, err = nil, connect.NewError(connect.CodeInternal, fmt.Errorf("internal error replaying %s (request id %s)", run.policy, requestID(ctx)))
-		}
-	}()
-	c, err := w.newCluster()
-	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("cluster for %s: %w", run.policy, err))
+// replayError maps a failed replay to the contract's errors. A panic in
+// the planner or the simulator is Internal, logged with its stack, and
+// does not take the process down.
+func (s *Server) replayError(ctx context.Context, w *whatIf, recs []*recorder, err error) error {
+	var re *sim.ReplayError
+	if !errors.As(err, &re) {
+		return connect.NewError(connect.CodeInternal, fmt.Errorf("what-if: %w", err))
 	}
-	rec := newRecorder(run, int64(len(w.tr.Jobs)), func(p *pb.WhatIfProgress, last bool) {
-		if last {
-			select {
-			case progress <- p:
-			case <-ctx.Done():
-			}
-			return
-		}
-		select { // a slow reader misses intermediate progress, never stalls the replay
-		case progress <- p:
-		default:
-		}
-	})
-	r, err := sim.Run(ctx, w.tr.Jobs, rec, sim.Config{Cluster: c, Options: run.opts})
+	run, rec := w.runs[re.Index], recs[re.Index]
 	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return nil, context.Cause(ctx)
+	case re.Panic != nil:
+		s.met.panics.WithLabelValues(huitianv1connect.PlannerServiceWhatIfProcedure).Inc()
+		s.log.Error("panic in what-if replay", "policy", run.policy.String(), "request_id", requestID(ctx),
+			"panic", fmt.Sprint(re.Panic), "stack", string(re.Stack))
+		return connect.NewError(connect.CodeInternal, fmt.Errorf("internal error replaying %s (request id %s)", run.policy, requestID(ctx)))
 	case rec.planErr != nil:
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("the %s planner failed: %w", run.policy, err))
-	case errors.Is(err, sim.ErrBadDecision):
+		return connect.NewError(connect.CodeInternal, fmt.Errorf("the %s planner failed: %w", run.policy, re.Err))
+	case errors.Is(re.Err, sim.ErrBadDecision):
 		s.log.Error("what-if: the planner made a decision the simulator cannot execute", "policy", run.policy.String(),
-			"request_id", requestID(ctx), "error", err.Error())
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("the %s planner made a decision the simulator cannot execute (request id %s): %w", run.policy, requestID(ctx), err))
-	default:
-		return nil, invalidArgument("invalid what-if", []model.Problem{{Field: w.field, Message: fmt.Sprintf("the trace cannot be replayed under %s: %v", run.policy, err)}})
+			"request_id", requestID(ctx), "error", re.Err.Error())
+		return connect.NewError(connect.CodeInternal, fmt.Errorf("the %s planner made a decision the simulator cannot execute (request id %s): %w", run.policy, requestID(ctx), re.Err))
+	case errors.Is(re.Err, sim.ErrClusterSpec):
+		return connect.NewError(connect.CodeInternal, fmt.Errorf("cluster for %s: %w", run.policy, re.Err))
 	}
-	rec.emit(true)
-	return policyResult(run.policy, r.Summary, rec), nil
+	return invalidArgument("invalid what-if", []model.Problem{{Field: w.field, Message: fmt.Sprintf("the trace cannot be replayed under %s: %v", run.policy, re.Err)}})
+}
+
+// whatIfResults maps the runs' results to the contract, each compared per
+// size class with the reference policy's run on the same jobs when the
+// reference was replayed, and returns the reference (0 when it was not).
+func whatIfResults(w *whatIf, recs []*recorder, results []*sim.Result) ([]*pb.PolicyResult, pb.Policy, error) {
+	ref := slices.IndexFunc(w.runs, func(r whatIfRun) bool { return r.policy == w.reference })
+	out := make([]*pb.PolicyResult, len(results))
+	for i, r := range results {
+		var same []sim.SameJobs
+		if ref >= 0 {
+			var err error
+			if same, err = sim.CompareClasses(r, results[ref]); err != nil {
+				return nil, 0, connect.NewError(connect.CodeInternal, fmt.Errorf("what-if: %s against %s: %w", w.runs[i].policy, w.reference, err))
+			}
+		}
+		out[i] = policyResult(w.runs[i].policy, r.Summary, same, recs[i])
+	}
+	if ref < 0 {
+		return out, 0, nil
+	}
+	return out, w.reference, nil
 }
 
 // recorder wraps a policy's planner for sim.Run: it passes every call
@@ -660,10 +689,12 @@ func (r *recorder) emit(last bool) {
 
 // policyResult maps a run's summary to the contract: the same numbers
 // `huitian whatif --json` prints (seconds become durations), with the
-// preemptions split by action and the mean planning time per cycle. The
-// backfill measures a run does not have (no backfill job, a planner
-// without idle-capacity accounting: null in the JSON) are 0.
-func policyResult(p pb.Policy, s sim.Summary, rec *recorder) *pb.PolicyResult {
+// size classes compared on the same jobs with the reference run (same is
+// nil without one), the preemptions split by action and the mean planning
+// time per cycle. The backfill measures a run does not have (no backfill
+// job, a planner without idle-capacity accounting: null in the JSON) are
+// absent, never 0.
+func policyResult(p pb.Policy, s sim.Summary, same []sim.SameJobs, rec *recorder) *pb.PolicyResult {
 	out := &pb.PolicyResult{
 		Policy:              p,
 		Jobs:                int64(s.Jobs),
@@ -687,14 +718,38 @@ func policyResult(p pb.Policy, s sim.Summary, rec *recorder) *pb.PolicyResult {
 		BackfillCompletionRate: wrap(s.BackfillCompletionRate),
 		BackfillUtilization:    wrap(s.BackfillUtilization),
 		UtilizationWhileQueued: wrap(s.UtilizationQueued),
+		LostShare:              wrap(s.LostShare),
+		HeadDelay: &pb.HeadDelay{
+			Jobs: int64(s.HeadDelay.Jobs), Mean: seconds(s.HeadDelay.Mean),
+			P95: seconds(s.HeadDelay.P95), Max: seconds(s.HeadDelay.Max),
+		},
 	}
 	if v := s.MainAvgWait; v != nil {
 		out.MainMeanWait = seconds(*v)
+	}
+	for i, c := range s.Classes {
+		sc := &pb.SizeClassResult{
+			Class: c.Class, MinCards: int32(c.MinCards), MaxCards: int32(c.MaxCards), Jobs: int64(c.Jobs),
+			MeanWait: seconds(c.MeanWait), P95Wait: seconds(c.P95Wait), MeanBoundedSlowdown: c.MeanBSLD,
+			Preemptions: int64(c.Preemptions),
+		}
+		if i < len(same) {
+			sc.VsReference = sameJobsProto(same[i])
+		}
+		out.SizeClasses = append(out.SizeClasses, sc)
 	}
 	if rec.cycles > 0 {
 		out.MeanCycleTime = durationpb.New(rec.planTime / time.Duration(rec.cycles))
 	}
 	return out
+}
+
+func sameJobsProto(v sim.SameJobs) *pb.SameJobs {
+	return &pb.SameJobs{
+		Jobs: int64(v.Jobs), MeanWait: seconds(v.MeanWait), P95Wait: seconds(v.P95Wait), MeanBoundedSlowdown: v.MeanBSLD,
+		ReferenceMeanWait: seconds(v.RefMeanWait), ReferenceP95Wait: seconds(v.RefP95Wait), ReferenceMeanBoundedSlowdown: v.RefMeanBSLD,
+		MeanWaitRatio: wrap(v.MeanWaitRatio), P95WaitRatio: wrap(v.P95WaitRatio), BoundedSlowdownRatio: wrap(v.BSLDRatio),
+	}
 }
 
 func wrap(v *float64) *wrapperspb.DoubleValue {

@@ -239,6 +239,67 @@ func checkResult(t *testing.T, got *pb.PolicyResult, want sim.Summary, main bool
 	}
 }
 
+// checkClasses compares one policy's size classes, head delay and lost
+// share with a run's summary and its same-job comparison with the
+// reference (nil: the RPC must have none).
+func checkClasses(t *testing.T, got *pb.PolicyResult, want sim.Summary, same []sim.SameJobs) {
+	t.Helper()
+	p := got.GetPolicy()
+	secs := func(name string, d interface{ AsDuration() time.Duration }, want float64) {
+		t.Helper()
+		if g := d.AsDuration().Seconds(); math.Abs(g-want) > 2e-9 {
+			t.Errorf("%s %s = %v s, want %v s", p, name, g, want)
+		}
+	}
+	ratio := func(name string, got *wrapperspb.DoubleValue, want *float64) {
+		t.Helper()
+		switch {
+		case (got == nil) != (want == nil):
+			t.Errorf("%s %s = %v, want %v (presence differs)", p, name, got, want)
+		case got != nil && math.Abs(got.GetValue()-*want) > 1e-12:
+			t.Errorf("%s %s = %v, want %v", p, name, got.GetValue(), *want)
+		}
+	}
+	ratio("lost_share", got.GetLostShare(), want.LostShare)
+	hd := got.GetHeadDelay()
+	if hd.GetJobs() != int64(want.HeadDelay.Jobs) {
+		t.Errorf("%s head_delay.jobs = %d, want %d", p, hd.GetJobs(), want.HeadDelay.Jobs)
+	}
+	secs("head_delay.mean", hd.GetMean(), want.HeadDelay.Mean)
+	secs("head_delay.p95", hd.GetP95(), want.HeadDelay.P95)
+	secs("head_delay.max", hd.GetMax(), want.HeadDelay.Max)
+	cs := got.GetSizeClasses()
+	if len(cs) != len(want.Classes) || len(cs) != sim.NumClasses {
+		t.Fatalf("%s: %d size classes, want %d", p, len(cs), len(want.Classes))
+	}
+	for i, c := range cs {
+		w := want.Classes[i]
+		if c.GetClass() != w.Class || int(c.GetMinCards()) != w.MinCards || int(c.GetMaxCards()) != w.MaxCards ||
+			c.GetJobs() != int64(w.Jobs) || c.GetPreemptions() != int64(w.Preemptions) || math.Abs(c.GetMeanBoundedSlowdown()-w.MeanBSLD) > 1e-12 {
+			t.Errorf("%s class %d = %v, want %+v", p, i, c, w)
+		}
+		secs("class mean_wait", c.GetMeanWait(), w.MeanWait)
+		secs("class p95_wait", c.GetP95Wait(), w.P95Wait)
+		v := c.GetVsReference()
+		if same == nil {
+			if v != nil {
+				t.Errorf("%s class %s: vs_reference %v without a reference", p, w.Class, v)
+			}
+			continue
+		}
+		sj := same[i]
+		if v == nil || v.GetJobs() != int64(sj.Jobs) {
+			t.Errorf("%s class %s: vs_reference %v, want %d jobs", p, w.Class, v, sj.Jobs)
+			continue
+		}
+		secs("same mean_wait", v.GetMeanWait(), sj.MeanWait)
+		secs("same reference_p95_wait", v.GetReferenceP95Wait(), sj.RefP95Wait)
+		ratio("mean_wait_ratio", v.GetMeanWaitRatio(), sj.MeanWaitRatio)
+		ratio("p95_wait_ratio", v.GetP95WaitRatio(), sj.P95WaitRatio)
+		ratio("bounded_slowdown_ratio", v.GetBoundedSlowdownRatio(), sj.BSLDRatio)
+	}
+}
+
 // checkProgress checks each policy's progress: nondecreasing, out of the
 // trace's jobs, and ending with every job done at the last job's end.
 func checkProgress(t *testing.T, st *whatIfStream, policies []pb.Policy, jobs int64, results map[pb.Policy]*sim.Result) {
@@ -305,9 +366,40 @@ func TestWhatIfUploadedSWFEqualsSimRun(t *testing.T) {
 					t.Errorf("result %d is %s, want %s (request order)", i, results[i].GetPolicy(), p)
 				}
 				checkSummary(t, results[i], want[p].Summary)
+				same, err := sim.CompareClasses(want[p], want[pb.Policy_POLICY_EASY])
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkClasses(t, results[i], want[p].Summary, same)
+			}
+			if r := st.comparison.GetReference(); r != pb.Policy_POLICY_EASY {
+				t.Errorf("reference %s, want EASY when unset", r)
 			}
 		})
 	}
+	// Another reference; a reference not replayed leaves the comparisons out.
+	req := uploadRequest([]byte(smallSWF), smallPolicies...)
+	req.Reference = pb.Policy_POLICY_HUITIAN
+	st, err := callWhatIf(t, ts.client(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range smallPolicies {
+		same, err := sim.CompareClasses(want[p], want[pb.Policy_POLICY_HUITIAN])
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkClasses(t, st.comparison.GetResults()[i], want[p].Summary, same)
+	}
+	req = uploadRequest([]byte(smallSWF), pb.Policy_POLICY_FCFS)
+	st, err = callWhatIf(t, ts.client(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.comparison.GetReference(); r != pb.Policy_POLICY_UNSPECIFIED {
+		t.Errorf("reference %s, want unset: EASY was not replayed", r)
+	}
+	checkClasses(t, st.comparison.GetResults()[0], want[pb.Policy_POLICY_FCFS].Summary, nil)
 }
 
 // TestWhatIfEqualsCLI compares the RPC with `huitian whatif --json` on the
@@ -328,25 +420,31 @@ func TestWhatIfEqualsCLI(t *testing.T) {
 	}
 	var cli struct {
 		Results []struct {
-			Policy                 string   `json:"policy"`
-			Jobs                   int64    `json:"jobs"`
-			AvgWait                float64  `json:"avg_wait_s"`
-			P95Wait                float64  `json:"p95_wait_s"`
-			MedianWait             float64  `json:"median_wait_s"`
-			AvgFlow                float64  `json:"avg_flow_s"`
-			NeverStarted           int      `json:"never_started"`
-			RegularStarts          int      `json:"regular_starts"`
-			LostCardSeconds        float64  `json:"lost_card_seconds"`
-			Cycles                 int      `json:"cycles"`
-			MainWaitDelta          *float64 `json:"main_wait_delta_s"`
-			AvgBSLD                float64  `json:"avg_bsld"`
-			Utilization            float64  `json:"utilization"`
-			UtilizationQueued      *float64 `json:"utilization_while_queued"`
-			Makespan               int64    `json:"makespan_s"`
-			BackfillStarts         int64    `json:"backfill_starts"`
-			BackfillCompletionRate *float64 `json:"backfill_completion_rate"`
-			BackfillUtilization    *float64 `json:"backfill_utilization"`
-			Preemptions            int      `json:"preemptions"`
+			Policy                 string        `json:"policy"`
+			Jobs                   int64         `json:"jobs"`
+			AvgWait                float64       `json:"avg_wait_s"`
+			P95Wait                float64       `json:"p95_wait_s"`
+			MedianWait             float64       `json:"median_wait_s"`
+			AvgFlow                float64       `json:"avg_flow_s"`
+			NeverStarted           int           `json:"never_started"`
+			RegularStarts          int           `json:"regular_starts"`
+			LostCardSeconds        float64       `json:"lost_card_seconds"`
+			Cycles                 int           `json:"cycles"`
+			MainWaitDelta          *float64      `json:"main_wait_delta_s"`
+			AvgBSLD                float64       `json:"avg_bsld"`
+			Utilization            float64       `json:"utilization"`
+			UtilizationQueued      *float64      `json:"utilization_while_queued"`
+			Makespan               int64         `json:"makespan_s"`
+			BackfillStarts         int64         `json:"backfill_starts"`
+			BackfillCompletionRate *float64      `json:"backfill_completion_rate"`
+			BackfillUtilization    *float64      `json:"backfill_utilization"`
+			Preemptions            int           `json:"preemptions"`
+			LostShare              *float64      `json:"lost_share"`
+			HeadDelay              sim.HeadDelay `json:"head_delay"`
+			Classes                []struct {
+				sim.ClassStats
+				VsReference *sim.SameJobs `json:"vs_reference"`
+			} `json:"classes"`
 		} `json:"results"`
 	}
 	if err := json.Unmarshal(out, &cli); err != nil {
@@ -371,6 +469,13 @@ func TestWhatIfEqualsCLI(t *testing.T) {
 			MedianWait: r.MedianWait, AvgFlow: r.AvgFlow, NeverStarted: r.NeverStarted, RegularStarts: r.RegularStarts,
 			LostCardSeconds: r.LostCardSeconds, Cycles: r.Cycles, UtilizationQueued: r.UtilizationQueued,
 		}, false)
+		sum := sim.Summary{LostShare: r.LostShare, HeadDelay: r.HeadDelay}
+		var same []sim.SameJobs
+		for _, c := range r.Classes {
+			sum.Classes = append(sum.Classes, c.ClassStats)
+			same = append(same, *c.VsReference)
+		}
+		checkClasses(t, got, sum, same)
 		// The CLI's main-wait delta is against EASY (the first policy):
 		// the RPC's main-job waits give the same difference.
 		ref, mine := st.comparison.GetResults()[0].GetMainMeanWait(), got.GetMainMeanWait()
