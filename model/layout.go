@@ -118,7 +118,9 @@ func buildLayout(c *Cluster) *Layout {
 }
 
 // leafSwitch picks the node's lowest switch: a switch domain the node names
-// that is not an ancestor of another switch the node names.
+// that is not an ancestor of another switch the node names (the first in
+// name order when several are not). Each switch's chain is walked once:
+// O(switches × depth), not the pairwise walk it once was.
 func leafSwitch(names []string, kind map[string]DomainKind, parentOf map[string]string) string {
 	var switches []string
 	for _, d := range names {
@@ -126,27 +128,26 @@ func leafSwitch(names []string, kind map[string]DomainKind, parentOf map[string]
 			switches = append(switches, d)
 		}
 	}
+	if len(switches) <= 1 {
+		if len(switches) == 1 {
+			return switches[0]
+		}
+		return ""
+	}
 	slices.Sort(switches)
-	for _, s := range switches {
-		isAncestor := false
-		for _, o := range switches {
-			if o != s && ancestorOf(s, o, parentOf) {
-				isAncestor = true
-				break
+	switches = slices.Compact(switches)
+	ancestor := make([]bool, len(switches))
+	for _, o := range switches {
+		for i, p := 0, parentOf[o]; p != "" && i < len(parentOf); i, p = i+1, parentOf[p] {
+			if k, ok := slices.BinarySearch(switches, p); ok && p != o {
+				ancestor[k] = true
 			}
 		}
-		if !isAncestor {
+	}
+	for i, s := range switches {
+		if !ancestor[i] {
 			return s
 		}
 	}
 	return ""
-}
-
-func ancestorOf(a, b string, parentOf map[string]string) bool {
-	for i, p := 0, parentOf[b]; p != "" && i < len(parentOf); i, p = i+1, parentOf[p] {
-		if p == a {
-			return true
-		}
-	}
-	return false
 }

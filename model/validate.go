@@ -72,27 +72,19 @@ func (c *Cluster) validate(v *problems, path string) {
 			v.add(p+".kind", "must be switch, nvlink or pod")
 		}
 	}
+	depth, cycle := domainDepths(c.Domains, domains)
 	for i, d := range c.Domains {
 		if d.Parent == "" {
 			continue
 		}
 		p := fmt.Sprintf("%s.domains[%d].parent", path, i)
-		if _, ok := domains[d.Parent]; !ok {
+		switch _, ok := domains[d.Parent]; {
+		case !ok:
 			v.add(p, "domain %q does not exist", d.Parent)
-			continue
-		}
-		// A parent chain must end: walk at most len(domains) steps.
-		cur, steps := d.Parent, 0
-		for cur != "" && steps <= len(c.Domains) {
-			if cur == d.ID {
-				v.add(p, "domain %q is its own ancestor", d.ID)
-				break
-			}
-			j, ok := domains[cur]
-			if !ok {
-				break
-			}
-			cur, steps = c.Domains[j].Parent, steps+1
+		case cycle[i]:
+			v.add(p, "domain %q is its own ancestor", d.ID)
+		case depth[i] == MaxDomainDepth+1:
+			v.add(p, "domain %q is %d levels deep; domain trees are at most %d levels deep", d.ID, depth[i], MaxDomainDepth)
 		}
 	}
 	names := make(map[string]int, len(c.Nodes))
@@ -106,6 +98,9 @@ func (c *Cluster) validate(v *problems, path string) {
 			v.add(p+".name", "duplicate of nodes[%d]", j)
 		} else {
 			names[n.Name] = i
+		}
+		if len(n.Domains) > MaxNodeDomains {
+			v.add(p+".domains", "the node names %d domains; at most %d", len(n.Domains), MaxNodeDomains)
 		}
 		for j, d := range n.Domains {
 			if _, ok := domains[d]; !ok {
@@ -144,6 +139,64 @@ func (c *Cluster) validate(v *problems, path string) {
 			}
 		}
 	}
+}
+
+// MaxDomainDepth bounds a domain tree's levels (a switch in a pod in a
+// spine is three); MaxNodeDomains bounds the domains one node names. Both
+// keep the work per node of building a layout small.
+const (
+	MaxDomainDepth = 16
+	MaxNodeDomains = 16
+)
+
+// domainDepths gives every domain its depth (a root is 1) and says which
+// domains are on a parent cycle, in one pass over the domains: each chain
+// is walked once, and a walk stops at a domain whose depth is known. A
+// domain whose chain leads into a cycle or to a missing parent gets depth
+// -1 or counts from the missing parent as a root (that parent is reported
+// on its own).
+func domainDepths(ds []Domain, index map[string]int) (depth []int, cycle []bool) {
+	const onPath = -2
+	depth = make([]int, len(ds))
+	cycle = make([]bool, len(ds))
+	pos := make([]int, len(ds))
+	var chain []int
+	for i := range ds {
+		if depth[i] != 0 {
+			continue
+		}
+		chain = chain[:0]
+		base := 0
+		for j := i; ; {
+			if depth[j] > 0 || depth[j] == -1 {
+				base = depth[j]
+				break
+			}
+			if depth[j] == onPath {
+				for _, m := range chain[pos[j]:] {
+					cycle[m] = true
+				}
+				base = -1
+				break
+			}
+			depth[j], pos[j] = onPath, len(chain)
+			chain = append(chain, j)
+			k, ok := index[ds[j].Parent]
+			if ds[j].Parent == "" || !ok {
+				break
+			}
+			j = k
+		}
+		for k := len(chain) - 1; k >= 0; k-- {
+			if base < 0 {
+				depth[chain[k]] = -1
+				continue
+			}
+			base++
+			depth[chain[k]] = base
+		}
+	}
+	return depth, cycle
 }
 
 func (j *Job) validate(v *problems, path string) {

@@ -21,6 +21,8 @@ type Config struct {
 	MaxCards int
 	// MaxJobs caps one Plan request's running plus queued jobs.
 	MaxJobs int
+	// MaxDomains caps one request's cluster's interconnect domains.
+	MaxDomains int
 	// MaxEvents caps the events of one ReportEvents request.
 	MaxEvents int
 	// DefaultTimeBudget is the solver's budget when a request gives none.
@@ -45,6 +47,7 @@ func Defaults() Config {
 		MaxRequestBytes:     64 << 20,
 		MaxCards:            65536,
 		MaxJobs:             100000,
+		MaxDomains:          16384,
 		MaxEvents:           10000,
 		DefaultTimeBudget:   50 * time.Millisecond,
 		MaxTimeBudget:       10 * time.Second,
@@ -71,6 +74,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxJobs <= 0 {
 		bad("max jobs: must be positive, got %d", c.MaxJobs)
+	}
+	if c.MaxDomains <= 0 {
+		bad("max domains: must be positive, got %d", c.MaxDomains)
 	}
 	if c.MaxEvents <= 0 {
 		bad("max events: must be positive, got %d", c.MaxEvents)

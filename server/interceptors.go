@@ -187,6 +187,10 @@ func (s *Server) limits(m proto.Message) []model.Problem {
 			probs = append(probs, model.Problem{Field: "cluster.nodes",
 				Message: fmt.Sprintf("the cluster has %d cards; this service plans at most %d per request (--max-cards)", cards, s.cfg.MaxCards)})
 		}
+		if n := len(r.GetCluster().GetDomains()); n > s.cfg.MaxDomains {
+			probs = append(probs, model.Problem{Field: "cluster.domains",
+				Message: fmt.Sprintf("the cluster has %d domains; this service plans at most %d per request (--max-domains)", n, s.cfg.MaxDomains)})
+		}
 		if jobs := len(r.GetRunning()) + len(r.GetQueued()); jobs > s.cfg.MaxJobs {
 			probs = append(probs, model.Problem{Field: "queued",
 				Message: fmt.Sprintf("the request has %d running and queued jobs; this service plans at most %d per request (--max-jobs)", jobs, s.cfg.MaxJobs)})
@@ -207,6 +211,10 @@ func (s *Server) limits(m proto.Message) []model.Problem {
 		}
 		if sh := r.GetShape(); sh != nil {
 			cards = int(sh.GetNodes()) * int(sh.GetCardsPerNode())
+		}
+		if n := len(r.GetClusterSpec().GetDomains()); n > s.cfg.MaxDomains {
+			probs = append(probs, model.Problem{Field: "cluster_spec.domains",
+				Message: fmt.Sprintf("the cluster has %d domains; this service simulates at most %d (--max-domains)", n, s.cfg.MaxDomains)})
 		}
 		if cards > s.cfg.MaxCards {
 			probs = append(probs, model.Problem{Field: "cluster",

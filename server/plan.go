@@ -115,7 +115,11 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("the %s planner's decision cannot be encoded (request id %s): %w", key.policy, requestID(ctx), err))
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, connect.NewError(connect.CodeCanceled, fmt.Errorf("the caller left before the plan was ready: %w", err))
+		code := connect.CodeCanceled
+		if errors.Is(err, context.DeadlineExceeded) {
+			code = connect.CodeDeadlineExceeded
+		}
+		return nil, connect.NewError(code, fmt.Errorf("the caller's deadline passed or it left before the plan was ready: %w", err))
 	}
 	var status *model.PlannerStatus
 	if sr, ok := pl.(statusReporter); ok {

@@ -102,6 +102,7 @@ show live answers.`,
 	f.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", cfg.MaxRequestBytes, "largest request message accepted, in bytes")
 	f.IntVar(&cfg.MaxCards, "max-cards", cfg.MaxCards, "most cards in one request's cluster")
 	f.IntVar(&cfg.MaxJobs, "max-jobs", cfg.MaxJobs, "most running plus queued jobs in one Plan request")
+	f.IntVar(&cfg.MaxDomains, "max-domains", cfg.MaxDomains, "most interconnect domains in one request's cluster")
 	f.IntVar(&cfg.MaxEvents, "max-events", cfg.MaxEvents, "most events in one ReportEvents request")
 	f.DurationVar(&cfg.DefaultTimeBudget, "time-budget", cfg.DefaultTimeBudget, "solver time budget when a request gives none")
 	f.DurationVar(&cfg.MaxTimeBudget, "max-time-budget", cfg.MaxTimeBudget, "largest time budget a request may ask for")

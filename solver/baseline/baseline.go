@@ -3,6 +3,7 @@ package baseline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -73,15 +74,24 @@ func (pl *Planner) profileFor(lay *model.Layout) *profile.Profile {
 
 // Plan plans one cycle. The snapshot must be valid (model.Snapshot.Validate);
 // Plan does not modify it.
-func (pl *Planner) Plan(_ context.Context, s *model.Snapshot) (*model.Decision, error) {
+//
+// The context bounds the work: Plan checks it before each queued job. When
+// its deadline (the time budget) passes, Plan stops and returns the
+// decision so far, every job not yet considered pending with a message
+// saying so, and Stats.Fallback set; when it is cancelled, Plan returns
+// its error.
+func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	prof := pl.profileFor(s.Cluster.Layout())
 	defer pl.pool.Put(prof)
 	if err := LoadInto(prof, s); err != nil {
 		return nil, err
 	}
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	w := walker{p: pl.P, s: s, prof: prof, d: d}
+	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d}
 	w.run(QueueOrder(s.Queued))
+	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
+		return nil, w.stopped
+	}
 	return d, nil
 }
 
@@ -159,6 +169,7 @@ func QueueOrder(q []model.Job) []int {
 
 // walker walks the queue once.
 type walker struct {
+	ctx  context.Context
 	p    Params
 	s    *model.Snapshot
 	prof *profile.Profile
@@ -167,6 +178,23 @@ type walker struct {
 	waiting  string // the first job that waits, "" while none does
 	reserved int
 	lastRes  int64 // the latest reserved start so far (seconds from now)
+	stopped  error // the context's error once it stopped the walk
+}
+
+// next says whether to consider one more job: not once the context is
+// done. Jobs left over are pending, and the stats say the plan fell back.
+func (w *walker) next(j *model.Job) bool {
+	if w.stopped == nil {
+		w.stopped = w.ctx.Err()
+		if w.stopped != nil {
+			w.d.Stats.Fallback = true
+		}
+	}
+	if w.stopped != nil {
+		w.pending(j, model.PendingResources, "not considered this cycle: the planner's time budget ran out")
+		return false
+	}
+	return true
 }
 
 func (w *walker) run(order []int) {
@@ -178,7 +206,9 @@ func (w *walker) run(order []int) {
 		if w.p.Depth >= 0 && w.reserved >= w.p.Depth && w.waiting != "" {
 			break
 		}
-		w.consider(&q[order[i]], true)
+		if w.next(&q[order[i]]) {
+			w.consider(&q[order[i]], true)
+		}
 	}
 	rest := order[i:]
 	// 2. Backfill the rest, shortest limit first for SJBF.
@@ -187,7 +217,9 @@ func (w *walker) run(order []int) {
 		slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(q[a].TimeLimit, q[b].TimeLimit) })
 	}
 	for _, k := range rest {
-		w.consider(&q[k], false)
+		if w.next(&q[k]) {
+			w.consider(&q[k], false)
+		}
 	}
 	// Pending in queue order for a stable output.
 	pos := make(map[string]int, len(order))

@@ -156,13 +156,33 @@ func (p *Profile) islandsOf(cards []int) [][]int {
 	}
 	var out [][]int
 	var ids []int32
+	// A node has a few islands, searched in a slice; a node of thousands
+	// of unnamed cards (each its own island) needs a map, or this is
+	// quadratic in its cards (65,536 cards on one node: seconds per call).
+	var pos map[int32]int
 	for _, c := range cards {
 		isl := p.lay.Cards[c].Island
-		if i := slices.Index(ids, isl); i >= 0 {
-			out[i] = append(out[i], c)
+		i, ok := -1, false
+		if pos != nil {
+			i, ok = pos[isl]
 		} else {
-			ids = append(ids, isl)
-			out = append(out, []int{c})
+			i = slices.Index(ids, isl)
+			ok = i >= 0
+		}
+		if ok {
+			out[i] = append(out[i], c)
+			continue
+		}
+		ids = append(ids, isl)
+		out = append(out, []int{c})
+		switch {
+		case pos != nil:
+			pos[isl] = len(ids) - 1
+		case len(ids) > 32:
+			pos = make(map[int32]int, len(cards))
+			for k, id := range ids {
+				pos[id] = k
+			}
 		}
 	}
 	return out
