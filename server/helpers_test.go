@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +156,22 @@ func httpGet(url string) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+// lockedBuilder is a strings.Builder safe for a logger's concurrent writes.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// newTestLogger logs everything, debug included, into b. Read b only after
+// the server has stopped or between calls.
+func newTestLogger(b *strings.Builder) *slog.Logger {
+	return slog.New(slog.NewTextHandler(&lockedBuilder{b: b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -19,10 +19,15 @@ import (
 // never older than the last write before the call.
 func (s *Server) GetJobInsight(ctx context.Context, req *connect.Request[pb.GetJobInsightRequest]) (*connect.Response[pb.GetJobInsightResponse], error) {
 	cid, jid := req.Msg.GetClusterId(), req.Msg.GetJobId()
-	c := s.cluster(cid)
+	// Asking creates nothing: a cluster the service has never planned nor
+	// stored events for is NotFound, and leaves no trace.
+	c, err := s.known(cid)
+	if err != nil {
+		return nil, err
+	}
 	// Read the generation before the data: an answer computed now is at
 	// least as new as this generation.
-	key := cid + "\x00" + jid + "\x00" + strconv.FormatUint(c.gen.Load(), 10)
+	key := insightKey(cid, jid, c.gen.Load())
 	if in, ok := s.cache.Get(key); ok {
 		return connect.NewResponse(&pb.GetJobInsightResponse{Insight: in}), nil
 	}
@@ -32,6 +37,30 @@ func (s *Server) GetJobInsight(ctx context.Context, req *connect.Request[pb.GetJ
 	}
 	s.cache.Set(key, in, 1)
 	return connect.NewResponse(&pb.GetJobInsightResponse{Insight: in}), nil
+}
+
+// insightKey is a job's insight cache key: the cluster id's length, then
+// the ids and the generation. The length makes the key unambiguous
+// whatever the ids hold (joined with a separator, cluster "a" and job
+// "b\x000" met cluster "a\x00b" and job "0").
+func insightKey(cluster, job string, gen uint64) string {
+	return strconv.Itoa(len(cluster)) + ":" + cluster + job + "#" + strconv.FormatUint(gen, 10)
+}
+
+// known returns the state of a cluster the service has planned or stored
+// events for; for any other id it is NotFound, and nothing is made.
+func (s *Server) known(id string) (*cluster, error) {
+	if c, ok := s.lookup(id); ok {
+		return c, nil
+	}
+	n, err := s.store.EventCount(id)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("event count: %w", err))
+	}
+	if n == 0 {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: no plans and no events", logID(id)))
+	}
+	return s.cluster(id), nil
 }
 
 // insight composes a job's insight from the last plan and the job's latest
@@ -49,7 +78,7 @@ func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("job record: %w", err))
 	}
 	if in == nil && !ok {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: job %q is in no plan and has no events", c.id, job))
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: job %q is in no plan and has no events", logID(c.id), logID(job)))
 	}
 	if in == nil {
 		in = &pb.JobInsight{JobId: job}

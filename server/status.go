@@ -27,7 +27,7 @@ func (s *Server) GetStatus(ctx context.Context, req *connect.Request[pb.GetStatu
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("event count: %w", err))
 	}
 	if !ok && events == 0 {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: no plans and no events yet", id))
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: no plans and no events yet", logID(id)))
 	}
 	out := &pb.GetStatusResponse{ClusterId: id}
 	if ok {
