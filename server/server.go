@@ -55,7 +55,8 @@ type Server struct {
 	closeOnce  sync.Once
 	closeErr   error
 	closed     atomic.Bool
-	onDrain    func() // for tests: called when a drain begins
+	onDrain    func()            // for tests: called when a drain begins
+	wrapStore  func(store) store // for tests: wraps the opened store
 
 	mu       sync.Mutex // guards clusters; taken before any cluster.mu
 	clusters map[string]*cluster
@@ -99,6 +100,9 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s.store = st
+	if s.wrapStore != nil {
+		s.store = s.wrapStore(st)
+	}
 	s.met = newMetrics(func() float64 { return cache.Metrics.Ratio() })
 	if err := s.loadPlans(); err != nil {
 		s.Close()

@@ -26,7 +26,7 @@ func (s *Server) GetStatus(ctx context.Context, req *connect.Request[pb.GetStatu
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("event count: %w", err))
 	}
-	if !ok && events == 0 {
+	if (!ok || c.last.Load() == nil) && events == 0 {
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: no plans and no events yet", logID(id)))
 	}
 	out := &pb.GetStatusResponse{ClusterId: id}
