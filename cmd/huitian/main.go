@@ -1,5 +1,5 @@
 // Command huitian is the one binary of the huitian backfill planner:
-// serve | plan | whatif | bench | topo | version.
+// serve | plan | whatif | bench | topo | kube | version.
 package main
 
 import (
@@ -36,6 +36,7 @@ func newRootCmd() *cobra.Command {
 		newWhatifCmd(),
 		newServeCmd(),
 		newBenchCmd(),
+		newKubeCmd(),
 	)
 	return root
 }

@@ -7,8 +7,12 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/huitian/huitian/gputopo"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/rm/kube"
 )
 
 // exitNoGPU is the exit status of `huitian topo` where NVML, the NVIDIA
@@ -17,9 +21,13 @@ const exitNoGPU = 3
 
 func newTopoCmd() *cobra.Command {
 	var (
-		asJSON  bool
-		node    string
-		fromSMI string
+		asJSON   bool
+		node     string
+		fromSMI  string
+		fromJSON string
+		publish  bool
+		kubecfg  string
+		driver   string
 	)
 	cmd := &cobra.Command{
 		Use:   "topo",
@@ -34,7 +42,14 @@ and NUMA nodes, but no UUIDs, models, memory or PCI bus ids.
 
 Exit status 3: NVML, the NVIDIA driver or a GPU is missing on this machine.
 A node with MIG enabled on any card is refused with --json: huitian plans
-whole cards.`,
+whole cards.
+
+With --publish-slice it publishes the node's cards to Kubernetes as a DRA
+ResourceSlice of --dra-driver (one device gpu-<index> per card, attributes
+index, uuid, productName, nvlinkIsland and capacity memory: what huitian
+kube reads with --attr-* at their defaults), for clusters without a DRA
+driver. --from-json reads the node (the API's Node in protojson, as --json
+prints it) from a file instead of this machine's GPUs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			name := node
@@ -49,6 +64,16 @@ whole cards.`,
 				topo *gputopo.Topology
 				err  error
 			)
+			if fromJSON != "" {
+				if !publish {
+					return exitWith(2, errors.New("--from-json goes with --publish-slice"))
+				}
+				n, err := readNodeJSON(fromJSON)
+				if err != nil {
+					return err
+				}
+				return publishSlice(cmd, n, kubecfg, driver)
+			}
 			if fromSMI != "" {
 				topo, err = readSMI(cmd.InOrStdin(), fromSMI, name)
 			} else {
@@ -61,6 +86,13 @@ whole cards.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if publish {
+				n, err := topo.Node()
+				if err != nil {
+					return err
+				}
+				return publishSlice(cmd, n, kubecfg, driver)
+			}
 			if !asJSON {
 				return topo.WriteText(out)
 			}
@@ -80,6 +112,10 @@ whole cards.`,
 	f.BoolVar(&asJSON, "json", false, "print the API's Node as protojson")
 	f.StringVar(&node, "node", "", "the node's name (default: the host name)")
 	f.StringVar(&fromSMI, "from-smi", "", "read the output of nvidia-smi topo -m from `FILE` (- for stdin) instead of NVML")
+	f.BoolVar(&publish, "publish-slice", false, "publish the node's cards as a DRA ResourceSlice")
+	f.StringVar(&fromJSON, "from-json", "", "with --publish-slice: read the node from `FILE` (protojson Node) instead of this machine")
+	f.StringVar(&kubecfg, "kubeconfig", os.Getenv("KUBECONFIG"), "with --publish-slice: kubeconfig file (default $KUBECONFIG; in a pod, its ServiceAccount)")
+	f.StringVar(&driver, "dra-driver", "gpu.huitian.dev", "with --publish-slice: the slice's DRA driver name")
 	return cmd
 }
 
@@ -99,4 +135,39 @@ func readSMI(stdin io.Reader, path, node string) (*gputopo.Topology, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, err
+}
+
+// readNodeJSON reads the API's Node in protojson.
+func readNodeJSON(path string) (*pb.Node, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("topo: %w", err)
+	}
+	n := &pb.Node{}
+	if err := protojson.Unmarshal(b, n); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if n.GetName() == "" || len(n.GetCards()) == 0 {
+		return nil, fmt.Errorf("%s: want a node with a name and cards", path)
+	}
+	return n, nil
+}
+
+// publishSlice creates or replaces the node's ResourceSlice.
+func publishSlice(cmd *cobra.Command, n *pb.Node, kubeconfig, driver string) error {
+	rc, err := restConfig(kubeconfig)
+	if err != nil {
+		return exitWith(2, err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	s, err := kube.PublishSlice(cmd.Context(), cs, kube.SliceFor(n, driver, kube.NVIDIAAttributes))
+	if err != nil {
+		return fmt.Errorf("topo: publish the slice of node %s: %w", n.GetName(), err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "resourceslice/%s: %d cards of node %s, driver %s, generation %d\n",
+		s.Name, len(s.Spec.Devices), n.GetName(), driver, s.Spec.Pool.Generation)
+	return nil
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/huitian/huitian/client"
+	"github.com/huitian/huitian/internal/wire"
+	"github.com/huitian/huitian/model"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/rm"
+	"github.com/huitian/huitian/rm/kube"
+)
+
+func newKubeCmd() *cobra.Command {
+	cfg := kube.Defaults()
+	var (
+		kubeconfig, serverURL, tokenFile, policy string
+		logFormat, logLevel                      string
+		interval                                 time.Duration
+		depth                                    int32
+	)
+	cmd := &cobra.Command{
+		Use:   "kube",
+		Short: "Carry out huitian's plans on a Kubernetes cluster (card-exact through DRA)",
+		Long: `kube runs the Kubernetes adapter: every --interval it reads the GPU
+cards from the DRA ResourceSlices of --dra-driver, the queue from suspended
+batch/v1 Jobs labelled huitian.dev/queue=<--queue>, asks huitian serve for a
+plan, suspends the Jobs it preempts, admits the Jobs it starts on exactly the
+planned cards (a CEL selector on the cards' UUIDs in the Job's claim
+template, the pods pinned to the planned nodes), and reports what happened.
+Users see the decision on each Job (kubectl describe job): Events, the
+HuitianScheduled condition and huitian.dev/* annotations.
+
+It reads its Kubernetes credentials from --kubeconfig, or in a pod from its
+ServiceAccount. Its state lives on the Jobs: a restart loses nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
+			if err != nil {
+				return exitWith(2, err)
+			}
+			var plan *pb.PlanOptions
+			if policy != "" {
+				p, ok := model.ParsePolicy(policy)
+				if !ok || p == model.PolicyDefault {
+					return exitWith(2, fmt.Errorf("--policy: unknown policy %q (want one of %s)", policy, strings.Join(policyNames(), ", ")))
+				}
+				plan = &pb.PlanOptions{Policy: wirePolicy(p), ReservationDepth: depth}
+			}
+			if interval <= 0 {
+				return exitWith(2, errors.New("--interval: must be > 0"))
+			}
+			if err := cfg.Validate(); err != nil {
+				return exitWith(2, err)
+			}
+			rc, err := restConfig(kubeconfig)
+			if err != nil {
+				return exitWith(2, err)
+			}
+			cs, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				return err
+			}
+			var opts []client.Option
+			if tokenFile != "" {
+				b, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return exitWith(2, fmt.Errorf("--token-file: %w", err))
+				}
+				tok, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+				opts = append(opts, client.WithToken(tok))
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			d, err := kube.New(ctx, cs, cfg, log)
+			if err != nil {
+				return err
+			}
+			log.Info("huitian kube: running", "server", serverURL, "queue", cfg.Queue, "driver", cfg.Driver,
+				"namespace", cfg.Namespace, "cluster", cfg.ClusterID, "interval", interval)
+			return rm.New(client.New(serverURL, opts...), d, rm.Options{Interval: interval, Plan: plan, Log: log}).Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (default $KUBECONFIG; in a pod, its ServiceAccount)")
+	f.StringVar(&serverURL, "server", "http://127.0.0.1:7070", "huitian serve's address")
+	f.StringVar(&tokenFile, "token-file", "", "file whose first line is huitian serve's bearer token")
+	f.StringVar(&cfg.Queue, "queue", cfg.Queue, "manage Jobs labelled "+kube.LabelQueue+"=QUEUE")
+	f.StringVar(&cfg.Namespace, "namespace", "", "watch one namespace (default: all)")
+	f.StringVar(&cfg.ClusterID, "cluster-id", cfg.ClusterID, "the cluster's id at huitian serve")
+	f.DurationVar(&interval, "interval", 10*time.Second, "time between scheduling cycles")
+	f.StringVar(&policy, "policy", "", "planning policy (default: the service's --default-policy): "+strings.Join(policyNames(), ", "))
+	f.Int32Var(&depth, "reservation-depth", 0, "reservation depth for the hybrid policy")
+	f.StringVar(&cfg.Driver, "dra-driver", cfg.Driver, "DRA driver whose ResourceSlices list the GPUs")
+	f.StringVar(&cfg.DeviceClass, "device-class", "", "DeviceClass for a claim template that names none")
+	f.StringVar(&cfg.Attributes.Index, "attr-index", cfg.Attributes.Index, "device attribute (int): the card's index on its node")
+	f.StringVar(&cfg.Attributes.UUID, "attr-uuid", cfg.Attributes.UUID, "device attribute (string): the card's UUID")
+	f.StringVar(&cfg.Attributes.Model, "attr-model", cfg.Attributes.Model, "device attribute (string): the card's model")
+	f.StringVar(&cfg.Attributes.Island, "attr-nvlink-island", cfg.Attributes.Island, "device attribute (string): the card's NVLink island on its node")
+	f.StringVar(&cfg.Attributes.Memory, "capacity-memory", cfg.Attributes.Memory, "device capacity: the card's memory")
+	f.StringVar(&cfg.SwitchLabel, "switch-label", cfg.SwitchLabel, "node label naming the node's switch/rack domain (\"\": one domain)")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// restConfig reads a kubeconfig, or the pod's ServiceAccount without one.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		c, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig and not in a pod: %w", err)
+		}
+		return c, nil
+	}
+	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	return c, nil
+}
+
+// wirePolicy is the API's name for a policy.
+func wirePolicy(p model.Policy) pb.Policy {
+	for v := range pb.Policy_name {
+		if wire.Policy(pb.Policy(v)) == p {
+			return pb.Policy(v)
+		}
+	}
+	return pb.Policy_POLICY_UNSPECIFIED
+}

@@ -1,0 +1,175 @@
+package kube
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+)
+
+var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+// testJob is a Job of parallelism pods, each claiming cards from template tpl.
+func testJob(name string, parallelism int32, ann map[string]string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml", Annotations: ann, CreationTimestamp: metav1.NewTime(t0),
+			Labels: map[string]string{LabelQueue: "default"}},
+		Spec: batchv1.JobSpec{
+			Suspend: ptr(true), Parallelism: ptr(parallelism), ActiveDeadlineSeconds: ptr(int64(3600)),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				ResourceClaims: []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: ptr(name + "-gpus")}},
+			}},
+		},
+	}
+}
+
+func testClaim(count int64, selectors ...string) resourcev1.ResourceClaimTemplateSpec {
+	ex := &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", Count: count}
+	for _, s := range selectors {
+		ex.Selectors = append(ex.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: s}})
+	}
+	return resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+		Requests: []resourcev1.DeviceRequest{{Name: "gpus", Exactly: ex}}}}}
+}
+
+func TestJobSpec(t *testing.T) {
+	cfg := Defaults()
+	tests := []struct {
+		name  string
+		job   *batchv1.Job
+		claim resourcev1.ResourceClaimTemplateSpec
+		want  *pb.JobSpec
+	}{{
+		name:  "one pod of 4 cards is a same-node job; the claim's selector gives the model",
+		job:   testJob("a", 1, nil),
+		claim: testClaim(4, `device.attributes["gpu.nvidia.com"].productName == "H100-SXM5-80GB"`),
+		want: &pb.JobSpec{Id: "ml/a", User: "ml", JobClass: "batch", Cards: 4, Topology: pb.Topology_TOPOLOGY_SAME_NODE,
+			TimeLimit: durationpb.New(time.Hour), SubmitTime: timestamppb.New(t0), CardModel: "H100-SXM5-80GB",
+			Backfill: pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW},
+	}, {
+		name: "two pods of 8 take 8 per node; the annotations give the rest",
+		job: testJob("b", 2, map[string]string{AnnUser: "alice", AnnClass: "training", AnnCheckpointable: "true",
+			AnnCheckpointCost: "2m", AnnBackfill: "low-risk", AnnMaxPreemptProb: "0.2", AnnTopology: "same-switch",
+			AnnComm: "high", AnnPriority: "5", AnnRequeueCount: "1"}),
+		claim: testClaim(8),
+		want: &pb.JobSpec{Id: "ml/b", User: "alice", JobClass: "training", Cards: 16, CardsPerNode: 8,
+			Topology: pb.Topology_TOPOLOGY_SAME_SWITCH, Comm: pb.Comm_COMM_HIGH, TimeLimit: durationpb.New(time.Hour),
+			Checkpointable: true, CheckpointCost: durationpb.New(2 * time.Minute),
+			Backfill: pb.BackfillPreference_BACKFILL_PREFERENCE_LOW_RISK_ONLY, MaxPreemptionProbability: 0.2,
+			Priority: 5, RequeueCount: 1, SubmitTime: timestamppb.New(t0)},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr, err := parseClaim("gpus", tt.job.Name+"-gpus", tt.claim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := jobSpec(tt.job, cr, &cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJobSpecNamesEveryBadField(t *testing.T) {
+	cfg := Defaults()
+	j := testJob("bad", 2, map[string]string{AnnCheckpointable: "maybe", AnnBackfill: "sometimes", AnnTopology: "same-node",
+		AnnMaxPreemptProb: "2"})
+	j.Spec.ActiveDeadlineSeconds = nil
+	cr, err := parseClaim("gpus", "bad-gpus", testClaim(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = jobSpec(j, cr, &cfg)
+	if !errors.Is(err, ErrInvalidJob) {
+		t.Fatalf("error %v, want ErrInvalidJob", err)
+	}
+	for _, field := range []string{"spec.activeDeadlineSeconds", AnnCheckpointable, AnnBackfill, AnnTopology, AnnMaxPreemptProb} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error %q does not name %s", err, field)
+		}
+	}
+}
+
+func TestParseClaimRefusesWhatCannotBePinned(t *testing.T) {
+	all := testClaim(0)
+	all.Spec.Devices.Requests[0].Exactly.AllocationMode = resourcev1.DeviceAllocationModeAll
+	two := testClaim(1)
+	two.Spec.Devices.Requests = append(two.Spec.Devices.Requests, two.Spec.Devices.Requests[0])
+	for name, spec := range map[string]resourcev1.ResourceClaimTemplateSpec{"allocationMode All": all, "two requests": two} {
+		if _, err := parseClaim("gpus", "t", spec); !errors.Is(err, ErrInvalidJob) {
+			t.Errorf("%s: error %v, want ErrInvalidJob", name, err)
+		}
+	}
+}
+
+func TestCardsRoundTrip(t *testing.T) {
+	cards := []*pb.CardRef{{Node: "n2", Index: 3}, {Node: "n1", Index: 5}, {Node: "n1", Index: 0}}
+	s := encodeCards(cards)
+	if s != "n1:0,5;n2:3" {
+		t.Fatalf("encodeCards = %q", s)
+	}
+	back, err := DecodeCards(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := encodeCards(back); got != s {
+		t.Errorf("round trip %q → %q", s, got)
+	}
+	for _, bad := range []string{"", "n1", "n1:", "n1:a", "n1:-1"} {
+		if _, err := DecodeCards(bad); err == nil {
+			t.Errorf("DecodeCards(%q) accepted", bad)
+		}
+	}
+}
+
+func testNode(name string, cordoned bool) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"rack": "r1"}},
+		Spec:   corev1.NodeSpec{Unschedulable: cordoned},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+}
+
+// TestSliceRoundTrip: a node published by SliceFor reads back the same
+// through buildInventory, which is how huitian topo and huitian kube agree.
+func TestSliceRoundTrip(t *testing.T) {
+	cfg := Defaults()
+	cfg.Driver = "gpu.huitian.dev"
+	cfg.SwitchLabel = "rack"
+	node := &pb.Node{Name: "gpu-1"}
+	for i := range 8 {
+		node.Cards = append(node.Cards, &pb.Card{Index: int32(i), Uuid: "GPU-1-" + string(rune('a'+i)), Model: "H100",
+			MemoryBytes: 80 << 30, NvlinkIsland: []string{"nvl-a", "nvl-b"}[i/4], NumaNode: -1})
+	}
+	other := SliceFor(&pb.Node{Name: "gone", Cards: []*pb.Card{{Index: 0}}}, cfg.Driver, cfg.Attributes)
+	foreign := SliceFor(node, "gpu.nvidia.com", cfg.Attributes)
+	inv := buildInventory(&cfg, []*corev1.Node{testNode("gpu-1", true)},
+		[]*resourcev1.ResourceSlice{SliceFor(node, cfg.Driver, cfg.Attributes), other, foreign})
+	want := &pb.Cluster{Id: "kubernetes", Nodes: []*pb.Node{{Name: "gpu-1", Cards: node.Cards, Domains: []string{"switch/r1"}, Unschedulable: true}},
+		Domains: []*pb.Domain{{Id: "switch/r1", Kind: pb.DomainKind_DOMAIN_KIND_SWITCH}}}
+	if diff := cmp.Diff(want, inv.cluster, protocmp.Transform()); diff != "" {
+		t.Errorf("cluster (-want +got):\n%s", diff)
+	}
+	if len(inv.problems) != 1 || !strings.Contains(inv.problems[0], "gone") {
+		t.Errorf("problems %q, want the slice of the missing node", inv.problems)
+	}
+	if c := inv.byDevice["gpu-1/gpu-5"]; c == nil || c.uuid != "GPU-1-f" || c.pb.GetIndex() != 5 {
+		t.Errorf("device gpu-1/gpu-5 → %+v", c)
+	}
+}

@@ -1,0 +1,489 @@
+package kubernetes
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/huitian/huitian/client"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/rm/kube"
+)
+
+const (
+	ns       = "e2e"
+	interval = 2 * time.Second
+)
+
+// env is what scripts/e2e-kubernetes.sh hands the test.
+type env struct {
+	runDir, admin, adapter, huitian, kubectl string
+}
+
+func getenv(t *testing.T) env {
+	e := env{os.Getenv("E2E_RUN_DIR"), os.Getenv("E2E_ADMIN_KUBECONFIG"), os.Getenv("E2E_ADAPTER_KUBECONFIG"),
+		os.Getenv("E2E_HUITIAN"), os.Getenv("E2E_KUBECTL")}
+	if e.admin == "" || e.adapter == "" || e.huitian == "" {
+		t.Skip("the Kubernetes end-to-end test runs under `make e2e-kubernetes`, which starts the cluster")
+	}
+	return e
+}
+
+// proc is a huitian process the test runs and can restart.
+type proc struct {
+	t    *testing.T
+	name string
+	args []string
+	log  string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func (p *proc) start() {
+	p.t.Helper()
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.cmd = exec.Command(p.args[0], p.args[1:]...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatalf("start %s: %v", p.name, err)
+	}
+	p.done = make(chan error, 1)
+	go func() { p.done <- p.cmd.Wait(); f.Close() }()
+}
+
+// stop sends SIGTERM and waits; a clean drain exits 0.
+func (p *proc) stop() error {
+	if p.cmd == nil {
+		return nil
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.cmd = nil
+		return err
+	case <-time.After(60 * time.Second):
+		p.cmd.Process.Kill()
+		p.cmd = nil
+		return fmt.Errorf("%s did not stop in 60 s after SIGTERM", p.name)
+	}
+}
+
+// serveURL waits for the line huitian serve prints with its address.
+func serveURL(t *testing.T, log string, done chan error) string {
+	for {
+		if b, err := os.ReadFile(log); err == nil {
+			sc := bufio.NewScanner(strings.NewReader(string(b)))
+			for sc.Scan() {
+				if u, ok := strings.CutPrefix(sc.Text(), "huitian serve: listening on "); ok {
+					return u
+				}
+			}
+		}
+		select {
+		case err := <-done:
+			b, _ := os.ReadFile(log)
+			t.Fatalf("huitian serve exited (%v):\n%s", err, b)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// workJob is one Job of the workload.
+type workJob struct {
+	name    string
+	pods    int32
+	perPod  int64
+	runtime time.Duration // kwok's completion delay
+	limit   time.Duration // activeDeadlineSeconds
+	ann     map[string]string
+}
+
+func create(ctx context.Context, t *testing.T, cs kubernetes.Interface, w workJob) {
+	t.Helper()
+	tpl := &resourcev1.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: w.name + "-gpus", Namespace: ns},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: "gpus", Exactly: &resourcev1.ExactDeviceRequest{
+				DeviceClassName: "gpu.huitian.dev", Count: w.perPod,
+				Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
+					Expression: `device.attributes["gpu.huitian.dev"].productName == "H100-SXM5-80GB"`}}},
+			}}}}}},
+	}
+	if _, err := cs.ResourceV1().ResourceClaimTemplates(ns).Create(ctx, tpl, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create template of %s: %v", w.name, err)
+	}
+	rt := fmt.Sprintf("%ds", int(w.runtime.Seconds()))
+	deadline := int64(w.limit.Seconds())
+	suspend := true
+	mode := batchv1.NonIndexedCompletion
+	if w.pods > 1 {
+		mode = batchv1.IndexedCompletion
+	}
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: ns, Labels: map[string]string{kube.LabelQueue: "default"},
+			Annotations: w.ann},
+		Spec: batchv1.JobSpec{
+			Suspend: &suspend, Parallelism: &w.pods, Completions: &w.pods, CompletionMode: &mode,
+			ActiveDeadlineSeconds: &deadline, BackoffLimit: ptr(int32(0)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+					"pod-create.stage.kwok.x-k8s.io/delay": "1s", "pod-create.stage.kwok.x-k8s.io/jitter-delay": "1s",
+					"pod-ready.stage.kwok.x-k8s.io/delay": "1s", "pod-ready.stage.kwok.x-k8s.io/jitter-delay": "1s",
+					"pod-complete.stage.kwok.x-k8s.io/delay": rt, "pod-complete.stage.kwok.x-k8s.io/jitter-delay": rt,
+				}},
+				Spec: corev1.PodSpec{
+					RestartPolicy:  corev1.RestartPolicyNever,
+					Containers:     []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpus"}}}}},
+					ResourceClaims: []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: ptr(w.name + "-gpus")}},
+				},
+			},
+		},
+	}
+	if _, err := cs.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create job %s: %v", w.name, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// watcher records what the cluster did, from informers.
+type watcher struct {
+	mu         sync.Mutex
+	holder     map[string]string   // "node/gpu-i" → claim holding it now
+	violations []string            // double holds, allocations off plan
+	claimed    map[string][]string // "job|plan" → devices its claims got
+	checked    int                 // allocations compared with the plan
+	jobs       map[string]*batchv1.Job
+	est        map[string]time.Time // a job's last estimated start before it started
+	started    map[string]time.Time // a job's first started-at
+}
+
+func newWatcher() *watcher {
+	return &watcher{holder: map[string]string{}, claimed: map[string][]string{}, jobs: map[string]*batchv1.Job{},
+		est: map[string]time.Time{}, started: map[string]time.Time{}}
+}
+
+func (w *watcher) claim(cs kubernetes.Interface, c *resourcev1.ResourceClaim, deleted bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	key := c.Namespace + "/" + c.Name
+	for dev, h := range w.holder {
+		if h == key {
+			delete(w.holder, dev)
+		}
+	}
+	if deleted || c.Status.Allocation == nil {
+		return
+	}
+	var devs []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		d := r.Pool + "/" + r.Device
+		if h, ok := w.holder[d]; ok {
+			w.violations = append(w.violations, fmt.Sprintf("card %s held by claims %s and %s", d, h, key))
+		}
+		w.holder[d] = key
+		devs = append(devs, d)
+	}
+	// Compare with the plan the claim's pod was created from.
+	var pod *corev1.Pod
+	for _, o := range c.OwnerReferences {
+		if o.Kind == "Pod" {
+			p, err := cs.CoreV1().Pods(c.Namespace).Get(context.Background(), o.Name, metav1.GetOptions{})
+			if err == nil {
+				pod = p
+			}
+		}
+	}
+	if pod == nil {
+		w.violations = append(w.violations, fmt.Sprintf("claim %s: allocated, owner pod not found", key))
+		return
+	}
+	plan := pod.Annotations[kube.AnnCards]
+	cards, err := kube.DecodeCards(plan)
+	if err != nil {
+		w.violations = append(w.violations, fmt.Sprintf("claim %s: pod %s has no plan (%v)", key, pod.Name, err))
+		return
+	}
+	planned := map[string]bool{}
+	for _, c := range cards {
+		planned[fmt.Sprintf("%s/gpu-%d", c.GetNode(), c.GetIndex())] = true
+	}
+	for _, d := range devs {
+		if !planned[d] {
+			w.violations = append(w.violations, fmt.Sprintf("claim %s of pod %s: card %s not in the plan %s", key, pod.Name, d, plan))
+		}
+	}
+	w.checked++
+	jk := pod.Labels[batchv1.JobNameLabel] + "|" + plan
+	for _, d := range devs {
+		if !slices.Contains(w.claimed[jk], d) {
+			w.claimed[jk] = append(w.claimed[jk], d)
+		}
+	}
+}
+
+func (w *watcher) job(j *batchv1.Job) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.jobs[j.Name] = j
+	if s, ok := j.Annotations[kube.AnnStartedAt]; ok {
+		if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			if _, seen := w.started[j.Name]; !seen {
+				w.started[j.Name] = at
+			}
+		}
+		return
+	}
+	if _, seen := w.started[j.Name]; seen {
+		return
+	}
+	if s, ok := j.Annotations[kube.AnnEstimatedStart]; ok {
+		if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			w.est[j.Name] = at
+		}
+	}
+}
+
+func (w *watcher) get(name string) *batchv1.Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.jobs[name]
+}
+
+// waitFor polls cond every 200 ms until it holds or the budget runs out
+// (a guard against a hang, not a timed assertion).
+func waitFor(t *testing.T, what string, budget time.Duration, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(budget)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("gave up waiting for %s after %s", what, budget)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func describe(t *testing.T, e env, name, file string) string {
+	out, err := exec.Command(e.kubectl, "--kubeconfig", e.admin, "-n", ns, "describe", "job", name).CombinedOutput()
+	if err != nil {
+		t.Logf("kubectl describe job %s: %v", name, err)
+	}
+	os.WriteFile(filepath.Join(e.runDir, file), out, 0o644)
+	return string(out)
+}
+
+func hasCond(j *batchv1.Job, typ batchv1.JobConditionType) bool {
+	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool { return c.Type == typ && c.Status == corev1.ConditionTrue })
+}
+
+func TestKubernetes(t *testing.T) {
+	e := getenv(t)
+	rc, err := clientcmd.BuildConfigFromFlags("", e.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(rc)
+	ctx := t.Context()
+
+	// 1. huitian serve and huitian kube (under the ServiceAccount's RBAC).
+	serve := &proc{t: t, name: "huitian serve", log: filepath.Join(e.runDir, "serve.log"),
+		args: []string{e.huitian, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(e.runDir, "huitian-data"), "--default-policy", "huitian"}}
+	serve.start()
+	t.Cleanup(func() {
+		if err := serve.stop(); err != nil {
+			t.Errorf("huitian serve: %v", err)
+		}
+	})
+	url := serveURL(t, serve.log, serve.done)
+	adapter := &proc{t: t, name: "huitian kube", log: filepath.Join(e.runDir, "kube.log"),
+		args: []string{e.huitian, "kube", "--kubeconfig", e.adapter, "--server", url, "--dra-driver", "gpu.huitian.dev",
+			"--device-class", "gpu.huitian.dev", "--switch-label", "rack", "--interval", interval.String(),
+			"--policy", "huitian", "--log-level", "debug"}}
+	adapter.start()
+	t.Cleanup(func() {
+		if err := adapter.stop(); err != nil {
+			t.Errorf("huitian kube: %v", err)
+		}
+	})
+
+	// 2. Watch claims and jobs.
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := newWatcher()
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	f.Resource().V1().ResourceClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { w.claim(cs, o.(*resourcev1.ResourceClaim), false) },
+		UpdateFunc: func(_, o any) { w.claim(cs, o.(*resourcev1.ResourceClaim), false) },
+		DeleteFunc: func(o any) {
+			if c, ok := o.(*resourcev1.ResourceClaim); ok {
+				w.claim(cs, c, true)
+			}
+		},
+	})
+	f.Batch().V1().Jobs().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { w.job(o.(*batchv1.Job)) },
+		UpdateFunc: func(_, o any) { w.job(o.(*batchv1.Job)) },
+	})
+	wctx, wstop := context.WithCancel(ctx)
+	defer wstop()
+	f.Start(wctx.Done())
+	f.WaitForCacheSync(wctx.Done())
+
+	// 3. Phase 1: three nodes held (one briefly), a 16-card job that must
+	// wait for a reservation, and a checkpointable 8-card job backfilled on
+	// the free node past the reservation's cards' release, so that it is
+	// suspended when the short holder ends early.
+	ckpt := map[string]string{kube.AnnCheckpointable: "true", kube.AnnCheckpointCost: "3s", kube.AnnUser: "carol", kube.AnnClass: "search"}
+	phase1 := []workJob{
+		{name: "p1-a-hold-short", pods: 1, perPod: 8, runtime: 20 * time.Second, limit: 120 * time.Second, ann: map[string]string{kube.AnnUser: "alice"}},
+		{name: "p1-b-hold-long", pods: 1, perPod: 8, runtime: 150 * time.Second, limit: 300 * time.Second, ann: map[string]string{kube.AnnUser: "alice"}},
+		{name: "p1-c-hold-long", pods: 1, perPod: 8, runtime: 150 * time.Second, limit: 300 * time.Second, ann: map[string]string{kube.AnnUser: "alice"}},
+		{name: "p1-d-big16", pods: 2, perPod: 8, runtime: 20 * time.Second, limit: 60 * time.Second, ann: map[string]string{kube.AnnUser: "bob", kube.AnnClass: "training", kube.AnnBackfill: "opt-out"}},
+		{name: "p1-e-ckpt", pods: 1, perPod: 8, runtime: 70 * time.Second, limit: 80 * time.Second, ann: ckpt},
+	}
+	for _, j := range phase1 {
+		create(ctx, t, cs, j)
+	}
+	waitFor(t, "the 16-card job to wait with an estimated start", 3*time.Minute, func() bool {
+		j := w.get("p1-d-big16")
+		return j != nil && j.Annotations[kube.AnnWaiting] != "" && j.Annotations[kube.AnnEstimatedStart] != ""
+	})
+	t.Logf("a waiting job:\n%s", describe(t, e, "p1-d-big16", "describe-waiting.txt"))
+	waitFor(t, "the checkpointable job to start as backfill", 3*time.Minute, func() bool {
+		j := w.get("p1-e-ckpt")
+		return j != nil && j.Annotations[kube.AnnAllocation] == "backfill"
+	})
+	t.Logf("a backfill job:\n%s", describe(t, e, "p1-e-ckpt", "describe-backfill.txt"))
+	waitFor(t, "the 16-card job to start", 5*time.Minute, func() bool { return w.get("p1-d-big16").Annotations[kube.AnnStartedAt] != "" })
+
+	// 4. Phase 2: the rest of the workload, 1 to 16 cards; the adapter is
+	// restarted while it runs.
+	sizes := []struct {
+		pods   int32
+		perPod int64
+	}{{1, 1}, {1, 2}, {1, 1}, {1, 4}, {2, 2}, {1, 8}, {1, 1}, {2, 4}, {1, 2}, {1, 3}, {2, 8}, {1, 1}}
+	var phase2 []workJob
+	for i := range 56 {
+		s := sizes[i%len(sizes)]
+		rt := time.Duration(4+(i*7)%13) * time.Second
+		ann := map[string]string{kube.AnnUser: []string{"alice", "bob", "dave", "erin"}[i%4], kube.AnnClass: []string{"evaluation", "preprocessing", "training"}[i%3]}
+		if i%5 == 0 {
+			ann[kube.AnnCheckpointable], ann[kube.AnnCheckpointCost] = "true", "2s"
+		}
+		phase2 = append(phase2, workJob{name: fmt.Sprintf("p2-%02d", i), pods: s.pods, perPod: s.perPod, runtime: rt, limit: 3*rt + 20*time.Second, ann: ann})
+	}
+	for i, j := range phase2 {
+		create(ctx, t, cs, j)
+		if i == 28 {
+			if err := adapter.stop(); err != nil {
+				t.Errorf("stop huitian kube: %v", err)
+			}
+			adapter.start()
+		}
+	}
+	all := append(slices.Clone(phase1), phase2...)
+
+	// 5. Every Job completes.
+	waitFor(t, "every job to complete", 20*time.Minute, func() bool {
+		for _, j := range all {
+			got := w.get(j.name)
+			if got == nil || !hasCond(got, batchv1.JobComplete) {
+				if got != nil && hasCond(got, batchv1.JobFailed) {
+					t.Fatalf("job %s failed: %v", j.name, got.Status.Conditions)
+				}
+				return false
+			}
+		}
+		return true
+	})
+
+	// 6. The checks.
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range w.violations {
+		t.Errorf("%s", v)
+	}
+	if w.checked == 0 {
+		t.Errorf("no claim allocation was seen")
+	}
+	// Every admission's claims together got exactly the planned cards.
+	for jk, devs := range w.claimed {
+		_, plan, _ := strings.Cut(jk, "|")
+		cards, _ := kube.DecodeCards(plan)
+		if len(devs) != len(cards) {
+			t.Errorf("%s: claims got %d cards %v, the plan has %d", jk, len(devs), devs, len(cards))
+		}
+	}
+	t.Logf("%d claim allocations checked against the plan, %d admissions", w.checked, len(w.claimed))
+
+	// The 16-card job started no later than its reservation plus one cycle.
+	est, started := w.est["p1-d-big16"], w.started["p1-d-big16"]
+	if est.IsZero() || started.After(est.Add(interval+time.Second)) {
+		t.Errorf("16-card job started at %s, its last estimated start was %s (one cycle is %s)", started, est, interval)
+	}
+	t.Logf("16-card job: estimated start %s, started %s", est.Format(time.TimeOnly), started.Format(time.TimeOnly))
+
+	// A SUSPEND preemption happened, and its job completed (checked above).
+	evs, err := cs.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, suspends := map[string]int{}, map[string]int{}
+	for _, ev := range evs.Items {
+		switch {
+		case ev.Reason == "Started":
+			starts[ev.Regarding.Name]++
+		case ev.Reason == "Preempted":
+			if strings.HasPrefix(ev.Note, "SUSPEND") {
+				suspends[ev.Regarding.Name]++
+			}
+			starts[ev.Regarding.Name]-- // a preempted job is admitted once more
+		}
+	}
+	if len(suspends) == 0 {
+		t.Errorf("no SUSPEND preemption happened")
+	}
+	t.Logf("suspended: %v", suspends)
+	// No job was started twice for one admission (the restart included).
+	for _, j := range all {
+		if starts[j.name] != 1 {
+			t.Errorf("job %s: %d Started events beyond its preemptions, want 1", j.name, starts[j.name])
+		}
+	}
+
+	// The service learned every FINISHED.
+	c := client.New(url)
+	for _, j := range all {
+		in, err := c.GetJobInsight(context.Background(), connect.NewRequest(&pb.GetJobInsightRequest{ClusterId: "kubernetes", JobId: ns + "/" + j.name}))
+		if err != nil {
+			t.Errorf("GetJobInsight %s: %v", j.name, err)
+			continue
+		}
+		if s := in.Msg.GetInsight().GetState(); s != pb.JobState_JOB_STATE_FINISHED || in.Msg.GetInsight().GetExit() != pb.ExitState_EXIT_STATE_COMPLETED {
+			t.Errorf("service says %s is %v (exit %v), want finished and completed", j.name, s, in.Msg.GetInsight().GetExit())
+		}
+	}
+}
