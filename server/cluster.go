@@ -90,32 +90,48 @@ func (s *Server) plannerLocked(c *cluster, key plannerKey) (solver.Planner, erro
 func (s *Server) replay(cluster string, key plannerKey, l solver.Learner) (n int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("replay into a new planner panicked at entry %d: %v", n, r)
+			err = fmt.Errorf("%w: replaying cluster %q's log into a new planner panicked at entry %d (%v): "+
+				"run `huitian store check` on the store", ErrStoredData, logID(cluster), n, r)
 		}
 	}()
 	err = s.store.Replay(cluster, func(tag byte, raw []byte) error {
 		n++
 		switch tag {
 		case tagEvent:
-			ev := &pb.JobEvent{}
-			if err := proto.Unmarshal(raw, ev); err != nil {
-				return fmt.Errorf("stored event (entry %d): %w", n, err)
+			ev, err := readEvent(raw)
+			if err != nil {
+				return fmt.Errorf("%w: cluster %q, log entry %d: %v: run `huitian store check` on the store", ErrStoredData, logID(cluster), n, err)
 			}
-			l.Observe(wire.Event(ev))
+			l.Observe(ev)
 		case tagDecided:
 			var rec decidedRecord
 			if err := json.Unmarshal(raw, &rec); err != nil {
-				return fmt.Errorf("stored decision (entry %d): %w", n, err)
+				return fmt.Errorf("%w: cluster %q, stored decision (entry %d): %v", ErrStoredData, logID(cluster), n, err)
 			}
 			if rec.Policy == key.policy && rec.Depth == key.depth {
 				l.Decided(rec.snapshot(cluster), &rec.Decision)
 			}
 		default:
-			return fmt.Errorf("log entry %d: unknown tag %q", n, tag)
+			return fmt.Errorf("%w: cluster %q, log entry %d: unknown tag %q", ErrStoredData, logID(cluster), n, tag)
 		}
 		return nil
 	})
 	return n, err
+}
+
+// readEvent decodes a stored event and checks it as ReportEvents checked it
+// on the way in: bytes flipped on disk give an error, not a Learner fed
+// garbage.
+func readEvent(raw []byte) (model.Event, error) {
+	ev := &pb.JobEvent{}
+	if err := proto.Unmarshal(raw, ev); err != nil {
+		return model.Event{}, fmt.Errorf("stored event: %w", err)
+	}
+	evs, err := wire.Events(&pb.ReportEventsRequest{ClusterId: "stored", Events: []*pb.JobEvent{ev}})
+	if err != nil {
+		return model.Event{}, fmt.Errorf("stored event: %w", err)
+	}
+	return evs[0], nil
 }
 
 // decidedRecord is what the log keeps of a Learner's decision, to replay

@@ -49,6 +49,15 @@ func startAt(t testing.TB, cfg Config, opts ...Option) *testServer {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	return serveExisting(t, s)
+}
+
+// serveExisting serves s on 127.0.0.1:0 until the test ends.
+func serveExisting(t testing.TB, s *Server) *testServer {
+	t.Helper()
+	if s.log == slog.Default() {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -75,7 +76,11 @@ func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
 	}
 	rec, ok, err := s.store.Job(c.id, job)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("job record: %w", err))
+		code := connect.CodeInternal
+		if errors.Is(err, ErrStoredData) {
+			code = connect.CodeDataLoss
+		}
+		return nil, connect.NewError(code, fmt.Errorf("job record: %w", err))
 	}
 	if in == nil && !ok {
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: job %q is in no plan and has no events", logID(c.id), logID(job)))

@@ -72,6 +72,9 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 		if errors.Is(err, solver.ErrUnimplemented) {
 			return nil, connect.NewError(connect.CodeUnimplemented, err)
 		}
+		if errors.Is(err, ErrStoredData) {
+			return nil, connect.NewError(connect.CodeDataLoss, err)
+		}
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("planner for %s: %w", key.policy, err))
 	}
 	learner, isLearner := pl.(solver.Learner)

@@ -123,12 +123,19 @@ func openBolt(dir string) (*boltStore, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	path := filepath.Join(dir, "huitian.db")
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	db, err := openStoreFile(path, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %s", ErrStoreLocked, path)
 		}
+		if errors.Is(err, ErrStoreDamaged) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	if err := checkStore(db, path, true); err != nil {
+		db.Close()
+		return nil, err
 	}
 	db.MaxBatchDelay = time.Millisecond
 	return &boltStore{db: db}, nil
@@ -230,7 +237,7 @@ func (s *boltStore) Replay(cluster string, fn func(byte, []byte) error) error {
 		}
 		return c.Bucket(bucketLog).ForEach(func(k, v []byte) error {
 			if len(v) == 0 {
-				return fmt.Errorf("log entry %x is empty", k)
+				return fmt.Errorf("%w: log entry %x is empty", ErrStoredData, k)
 			}
 			return fn(v[0], v[1:])
 		})
@@ -267,7 +274,10 @@ func (s *boltStore) Job(cluster, job string) (jobRecord, bool, error) {
 			return nil
 		}
 		ok = true
-		return json.Unmarshal(b, &rec)
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("%w: cluster %q, job %q: record: %v", ErrStoredData, logID(cluster), logID(job), err)
+		}
+		return nil
 	})
 	return rec, ok, err
 }

@@ -36,6 +36,7 @@ func newRootCmd() *cobra.Command {
 		newWhatifCmd(),
 		newServeCmd(),
 		newBenchCmd(),
+		newStoreCmd(),
 		newKubeCmd(),
 	)
 	return root
