@@ -76,7 +76,17 @@ Measures, besides wait, flow, bounded slowdown and utilization:
                jobs per policy (one that backfills more leaves mostly the
                large jobs as main jobs); compare the size classes instead. The runs are chaotic: one different start changes
 everything after it, so compare policies over several seeds before trusting a
-difference of a few percent. Bad flags and unreadable inputs exit with status 2.`,
+difference of a few percent. Bad flags and unreadable inputs exit with status 2.
+
+--suite runs the robustness suite instead of one trace: every SWF trace in
+--traces, the Philly VC trace and synthetic workloads (--suite-seeds), each
+at every load of --suite-loads, under easy, huitian-greedy and huitian, and
+prints one row per workload, load and policy with pass/fail against the
+targets (largest size class's mean and p95 wait ≤ easy's × 1.02 on the same
+jobs; avg bounded slowdown ≤ easy's; backfill completion ≥ 0.95; lost ≤ 1%
+of busy card-seconds). It exits with status 1 when a row fails.
+
+  huitian whatif --suite --suite-traces lublin,hpc2n --suite-loads 0.9 --suite-jobs 2000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWhatif(cmd, &f) },
 	}
