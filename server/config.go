@@ -37,6 +37,17 @@ type Config struct {
 	InsightCacheEntries int64
 	// ShutdownTimeout bounds how long a stop waits for in-flight calls.
 	ShutdownTimeout time.Duration
+	// HeaderTimeout bounds reading a request's headers; BodyTimeout
+	// reading its body (from the first byte of the call to the last of
+	// the body, so a trickled or never-sent body ends the call; answers
+	// may stream for longer); IdleTimeout how long a keep-alive
+	// connection may sit idle.
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	// MaxConnections caps open connections: more wait to be accepted
+	// (rather than exhausting the process's file descriptors).
+	MaxConnections int
+	// MaxStreams caps one HTTP/2 connection's concurrent streams.
+	MaxStreams int
 }
 
 // Defaults returns the documented defaults.
@@ -53,6 +64,11 @@ func Defaults() Config {
 		MaxTimeBudget:       10 * time.Second,
 		InsightCacheEntries: 100000,
 		ShutdownTimeout:     30 * time.Second,
+		HeaderTimeout:       10 * time.Second,
+		BodyTimeout:         60 * time.Second,
+		IdleTimeout:         2 * time.Minute,
+		MaxConnections:      1024,
+		MaxStreams:          100,
 	}
 }
 
@@ -92,6 +108,15 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		bad("shutdown timeout: must not be negative, got %s", c.ShutdownTimeout)
+	}
+	if c.HeaderTimeout <= 0 || c.BodyTimeout <= 0 || c.IdleTimeout <= 0 {
+		bad("header, body and idle timeouts: must be positive, got %s, %s, %s", c.HeaderTimeout, c.BodyTimeout, c.IdleTimeout)
+	}
+	if c.MaxConnections <= 0 {
+		bad("max connections: must be positive, got %d", c.MaxConnections)
+	}
+	if c.MaxStreams <= 0 {
+		bad("max streams: must be positive, got %d", c.MaxStreams)
 	}
 	return errors.Join(errs...)
 }

@@ -283,6 +283,10 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		s.met.rpcErrors.WithLabelValues(r.URL.Path, connect.CodeUnauthenticated.String()).Inc()
 		w.Header().Set("WWW-Authenticate", `Bearer realm="huitian"`)
+		if r.ProtoMajor == 1 {
+			// A client without the token has nothing more to say here.
+			w.Header().Set("Connection", "close")
+		}
 		err := connect.NewError(connect.CodeUnauthenticated, errors.New("missing or wrong bearer token (Authorization: Bearer <token>)"))
 		if ew.IsSupported(r) {
 			_ = ew.Write(w, r, err)

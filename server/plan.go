@@ -52,8 +52,17 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 	if snap.Options.Policy == model.PolicyDefault {
 		snap.Options.Policy = s.cfg.DefaultPolicy
 	}
+	// The default budget is the LP's: a planner without one (the
+	// baselines) is not cut at it, so that its plan stays the same under
+	// load, but it stops at the service's cap. A budget the request gives
+	// binds every planner.
+	limit := snap.Options.TimeBudget
 	if snap.Options.TimeBudget == 0 {
 		snap.Options.TimeBudget = s.cfg.DefaultTimeBudget
+		limit = s.cfg.DefaultTimeBudget
+		if !spendsBudget(snap.Options.Policy) {
+			limit = s.cfg.MaxTimeBudget
+		}
 	}
 	key := plannerKey{policy: snap.Options.Policy, depth: snap.Options.ReservationDepth}
 	c := s.cluster(snap.Cluster.ID)
@@ -82,7 +91,7 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 		c.mu.Unlock()
 		locked = false
 	}
-	pctx, cancel := context.WithTimeout(ctx, snap.Options.TimeBudget)
+	pctx, cancel := context.WithTimeout(ctx, limit)
 	d, err := s.runPlanner(pctx, pl, snap)
 	cancel()
 	if !locked {
@@ -199,6 +208,12 @@ func (s *Server) decide(c *cluster, key plannerKey, l solver.Learner, snap *mode
 	}()
 	l.Decided(snap, d)
 	return nil
+}
+
+// usesLP says whether a policy's planner spends its time budget on an LP
+// (and falls back to its greedy pass when the budget runs out).
+func spendsBudget(p model.Policy) bool {
+	return p == model.PolicyHuitian || p == model.PolicyHuitianGreedy
 }
 
 // runPlanner calls the planner, turning a panic into an error that wraps

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/huitian/huitian/model"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
@@ -136,14 +138,53 @@ func (s *Server) Handler() http.Handler {
 		connect.WithCodec(jsonCodecs[1]),
 	)
 	mux.Handle(path, s.auth(h))
-	mux.Handle(grpchealth.NewHandler(s.health))
+	// Health and reflection read small messages: a frame declaring more is
+	// ResourceExhausted before anything is allocated for it (health is open
+	// even with a token, so its limit is the tightest).
+	mux.Handle(grpchealth.NewHandler(s.health, connect.WithReadMaxBytes(maxHealthBytes)))
 	reflector := grpcreflect.NewStaticReflector(huitianv1connect.PlannerServiceName)
-	rp, rh := grpcreflect.NewHandlerV1(reflector)
+	rp, rh := grpcreflect.NewHandlerV1(reflector, connect.WithReadMaxBytes(maxReflectionBytes))
 	mux.Handle(rp, s.auth(rh))
-	rpa, rha := grpcreflect.NewHandlerV1Alpha(reflector)
+	rpa, rha := grpcreflect.NewHandlerV1Alpha(reflector, connect.WithReadMaxBytes(maxReflectionBytes))
 	mux.Handle(rpa, s.auth(rha))
 	mux.Handle("/metrics", s.auth(promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})))
-	return mux
+	return s.bodyDeadline(mux)
+}
+
+// Read limits of the health and reflection services.
+const (
+	maxHealthBytes     = 4 << 10
+	maxReflectionBytes = 64 << 10
+)
+
+// bodyDeadline bounds reading each request's body to Config.BodyTimeout
+// from the call's start, per call (per stream on HTTP/2), and lifts the
+// bound once the body has been read: a server-streaming answer may take
+// longer than its request took to arrive.
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)); err == nil && r.Body != nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the read deadline when the body has been read.
+type deadlineBody struct {
+	io.ReadCloser
+	lift   func()
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.lifted {
+		b.lifted = true
+		b.lift()
+	}
+	return n, err
 }
 
 // ServeOptions say how Serve listens.
@@ -165,7 +206,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, o ServeOptions) err
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		Protocols:         &protocols,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: s.cfg.MaxStreams},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		// In-flight calls keep running through a drain: their context is
 		// not the one that asks for the stop.
@@ -174,6 +217,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, o ServeOptions) err
 	if o.TLSCertFile != "" {
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
+	ln = netutil.LimitListener(ln, s.cfg.MaxConnections)
 	errc := make(chan error, 1)
 	go func() {
 		if o.TLSCertFile != "" {
