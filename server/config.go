@@ -30,9 +30,13 @@ type Config struct {
 	// MaxTimeBudget is the largest budget a request may ask for; a larger
 	// one is rejected.
 	MaxTimeBudget time.Duration
-	// TokenFile, when set, names a file whose first line is the bearer token
-	// every call except health must carry.
+	// TokenFile, when set, names the bearer tokens every call except health
+	// must carry: one a line, each followed by the cluster ids it may use
+	// (none or "*": all clusters). /metrics needs an all-clusters token.
 	TokenFile string
+	// MaxClusterLabels caps the clusters with series of their own in
+	// /metrics; clusters beyond are counted, not labelled.
+	MaxClusterLabels int
 	// InsightCacheEntries bounds the hot insight cache.
 	InsightCacheEntries int64
 	// ShutdownTimeout bounds how long a stop waits for in-flight calls.
@@ -69,6 +73,7 @@ func Defaults() Config {
 		IdleTimeout:         2 * time.Minute,
 		MaxConnections:      1024,
 		MaxStreams:          100,
+		MaxClusterLabels:    64,
 	}
 }
 
@@ -114,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections <= 0 {
 		bad("max connections: must be positive, got %d", c.MaxConnections)
+	}
+	if c.MaxClusterLabels < 0 {
+		bad("max cluster labels: must not be negative, got %d", c.MaxClusterLabels)
 	}
 	if c.MaxStreams <= 0 {
 		bad("max streams: must be positive, got %d", c.MaxStreams)

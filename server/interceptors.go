@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -118,10 +117,13 @@ func (s *Server) validate() connect.Interceptor { return &validator{s: s} }
 
 type validator struct{ s *Server }
 
-func (v *validator) check(msg any) error {
+func (v *validator) check(ctx context.Context, msg any) error {
 	m, ok := msg.(proto.Message)
 	if !ok {
 		return nil
+	}
+	if err := authorize(ctx, m); err != nil {
+		return err
 	}
 	if probs := v.s.limits(m); len(probs) > 0 {
 		return invalidArgument("request exceeds the service's limits", probs)
@@ -144,7 +146,7 @@ func (v *validator) check(msg any) error {
 
 func (v *validator) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := v.check(req.Any()); err != nil {
+		if err := v.check(ctx, req.Any()); err != nil {
 			return nil, err
 		}
 		return next(ctx, req)
@@ -157,20 +159,21 @@ func (v *validator) WrapStreamingClient(next connect.StreamingClientFunc) connec
 
 func (v *validator) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		return next(ctx, &validatingConn{StreamingHandlerConn: conn, v: v})
+		return next(ctx, &validatingConn{StreamingHandlerConn: conn, v: v, ctx: ctx})
 	}
 }
 
 type validatingConn struct {
 	connect.StreamingHandlerConn
-	v *validator
+	v   *validator
+	ctx context.Context
 }
 
 func (c *validatingConn) Receive(msg any) error {
 	if err := c.StreamingHandlerConn.Receive(msg); err != nil {
 		return err
 	}
-	return c.v.check(msg)
+	return c.v.check(c.ctx, msg)
 }
 
 // limits checks a request against the configured caps, cheaply, before any
@@ -267,31 +270,51 @@ func fromModelError(err error) error {
 	return connect.NewError(connect.CodeInternal, err)
 }
 
-// auth requires the bearer token, when one is configured. It answers RPCs
-// in their own protocol (Connect, gRPC, gRPC-Web) and anything else with a
-// plain 401.
-func (s *Server) auth(next http.Handler) http.Handler {
-	if len(s.token) == 0 {
+// auth requires a bearer token from the token file, when there is one,
+// and passes its scope on in the call's context (checked against the
+// request's cluster by the validator). It answers RPCs in their own
+// protocol (Connect, gRPC, gRPC-Web) and anything else with a plain 401.
+func (s *Server) auth(next http.Handler) http.Handler { return s.authScoped(next, false) }
+
+// authAll is auth for what spans every cluster (/metrics): only a token
+// for all clusters may read it.
+func (s *Server) authAll(next http.Handler) http.Handler { return s.authScoped(next, true) }
+
+func (s *Server) authScoped(next http.Handler, needAll bool) http.Handler {
+	if len(s.tokens) == 0 {
 		return next
 	}
 	ew := connect.NewErrorWriter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if ok && subtle.ConstantTimeCompare([]byte(got), s.token) == 1 {
-			next.ServeHTTP(w, r)
+		var sc *tokenScope
+		if ok {
+			sc = s.match(got)
+		}
+		var err *connect.Error
+		switch {
+		case sc == nil:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="huitian"`)
+			if r.ProtoMajor == 1 {
+				// A client without the token has nothing more to say here.
+				w.Header().Set("Connection", "close")
+			}
+			err = connect.NewError(connect.CodeUnauthenticated, errors.New("missing or wrong bearer token (Authorization: Bearer <token>)"))
+		case needAll && !sc.all:
+			err = connect.NewError(connect.CodePermissionDenied, errors.New("this token is scoped to some clusters; this path needs a token for all of them"))
+		default:
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
 			return
 		}
-		s.met.rpcErrors.WithLabelValues(r.URL.Path, connect.CodeUnauthenticated.String()).Inc()
-		w.Header().Set("WWW-Authenticate", `Bearer realm="huitian"`)
-		if r.ProtoMajor == 1 {
-			// A client without the token has nothing more to say here.
-			w.Header().Set("Connection", "close")
-		}
-		err := connect.NewError(connect.CodeUnauthenticated, errors.New("missing or wrong bearer token (Authorization: Bearer <token>)"))
+		s.met.rpcErrors.WithLabelValues(r.URL.Path, err.Code().String()).Inc()
 		if ew.IsSupported(r) {
 			_ = ew.Write(w, r, err)
 			return
 		}
-		http.Error(w, err.Message(), http.StatusUnauthorized)
+		status := http.StatusUnauthorized
+		if err.Code() == connect.CodePermissionDenied {
+			status = http.StatusForbidden
+		}
+		http.Error(w, err.Message(), status)
 	})
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -15,6 +16,13 @@ import (
 // reports a value.
 type metrics struct {
 	reg *prometheus.Registry
+
+	// Per-cluster series exist for the first maxLabels clusters only, so
+	// that clients choosing cluster ids cannot grow /metrics without bound.
+	labelMu   sync.Mutex
+	labelled  map[string]bool
+	maxLabels int
+	unlabeled prometheus.Counter
 
 	planSeconds *prometheus.HistogramVec // policy
 	decisions   *prometheus.CounterVec   // policy, kind
@@ -36,7 +44,7 @@ type metrics struct {
 	tunerEpsilon *prometheus.GaugeVec // cluster
 }
 
-func newMetrics(cacheHitRatio func() float64) *metrics {
+func newMetrics(cacheHitRatio func() float64, maxClusterLabels int) *metrics {
 	reg := prometheus.NewRegistry()
 	f := func(c prometheus.Collector) { reg.MustRegister(c) }
 	gauge := func(name, help string) *prometheus.GaugeVec {
@@ -44,7 +52,12 @@ func newMetrics(cacheHitRatio func() float64) *metrics {
 		f(g)
 		return g
 	}
-	m := &metrics{reg: reg}
+	m := &metrics{reg: reg, labelled: map[string]bool{}, maxLabels: maxClusterLabels}
+	m.unlabeled = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "huitian_cluster_series_dropped_total",
+		Help: "Per-cluster gauge updates not exported because the clusters with series of their own reached --max-cluster-labels.",
+	})
+	f(m.unlabeled)
 	m.planSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "huitian_plan_duration_seconds", Help: "Wall time of one Plan cycle (conversion, solve, record), by policy.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
@@ -128,15 +141,42 @@ func (m *metrics) decided(cluster string, p model.Policy, d *model.Decision, sec
 	if d.Stats.Fallback {
 		m.fallbacks.WithLabelValues(pol).Inc()
 	}
-	if d.Stats.LPRows > 0 || d.Stats.LPCols > 0 {
+	if (d.Stats.LPRows > 0 || d.Stats.LPCols > 0) && m.label(cluster) {
 		m.lpGap.WithLabelValues(cluster).Set(d.Stats.Gap)
 	}
+}
+
+// label says whether the cluster has series of its own, giving it some
+// while fewer than maxLabels clusters have them; a cluster refused is
+// counted.
+func (m *metrics) label(cluster string) bool {
+	m.labelMu.Lock()
+	defer m.labelMu.Unlock()
+	if m.labelled[cluster] {
+		return true
+	}
+	if len(m.labelled) >= m.maxLabels {
+		m.unlabeled.Inc()
+		return false
+	}
+	m.labelled[cluster] = true
+	return true
 }
 
 // status sets the per-cluster gauges from what a planner reports; a part it
 // does not report (nil, or NaN for a measure without data) is removed, not
 // zeroed.
 func (m *metrics) status(cluster string, st *model.PlannerStatus) {
+	if st == nil || st.Tuner == nil && st.Measures == nil {
+		m.labelMu.Lock()
+		has := m.labelled[cluster]
+		m.labelMu.Unlock()
+		if !has {
+			return // nothing to set, nothing set before
+		}
+	} else if !m.label(cluster) {
+		return
+	}
 	set := func(g *prometheus.GaugeVec, v float64, ok bool) {
 		if ok && !math.IsNaN(v) {
 			g.WithLabelValues(cluster).Set(v)

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +51,7 @@ type Server struct {
 	met        *metrics
 	cache      *ristretto.Cache[string, *pb.JobInsight]
 	health     *grpchealth.StaticChecker
-	token      []byte
+	tokens     []*tokenScope // from Config.TokenFile; none: no auth
 	closeOnce  sync.Once
 	closeErr   error
 	closed     atomic.Bool
@@ -75,16 +73,11 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	if cfg.TokenFile != "" {
-		b, err := os.ReadFile(cfg.TokenFile)
+		toks, err := readTokens(cfg.TokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("token file: %w", err)
+			return nil, err
 		}
-		tok, _, _ := strings.Cut(string(b), "\n")
-		tok = strings.TrimSpace(tok)
-		if tok == "" {
-			return nil, fmt.Errorf("token file %s: the first line is empty", cfg.TokenFile)
-		}
-		s.token = []byte(tok)
+		s.tokens = toks
 	}
 	cache, err := ristretto.NewCache(&ristretto.Config[string, *pb.JobInsight]{
 		NumCounters: 10 * cfg.InsightCacheEntries,
@@ -105,7 +98,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if s.wrapStore != nil {
 		s.store = s.wrapStore(st)
 	}
-	s.met = newMetrics(func() float64 { return cache.Metrics.Ratio() })
+	s.met = newMetrics(func() float64 { return cache.Metrics.Ratio() }, cfg.MaxClusterLabels)
 	if err := s.loadPlans(); err != nil {
 		s.Close()
 		return nil, err
@@ -147,7 +140,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(rp, s.auth(rh))
 	rpa, rha := grpcreflect.NewHandlerV1Alpha(reflector, connect.WithReadMaxBytes(maxReflectionBytes))
 	mux.Handle(rpa, s.auth(rha))
-	mux.Handle("/metrics", s.auth(promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})))
+	mux.Handle("/metrics", s.authAll(promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})))
 	return s.bodyDeadline(mux)
 }
 

@@ -27,7 +27,7 @@ func newServeCmd() *cobra.Command {
 	var (
 		listen, policy, logFormat, logLevel string
 		tlsCert, tlsKey                     string
-		runDemo                             bool
+		runDemo, insecure                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -61,25 +61,30 @@ show live answers.`,
 			if err := cfg.Validate(); err != nil {
 				return exitWith(2, err)
 			}
-			srv, err := server.New(cfg, server.WithLogger(log))
-			if err != nil {
-				return err
-			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
-				srv.Close()
 				return fmt.Errorf("listen: %w", err)
+			}
+			addr := ln.Addr().String()
+			if missing := offLoopbackMissing(ln.Addr(), cfg.TokenFile != "", tlsCert != ""); missing != "" {
+				if !insecure {
+					ln.Close()
+					return exitWith(2, fmt.Errorf("refusing to serve on %s, off loopback, without %s: anyone who can reach it could read and "+
+						"overwrite every cluster's plans and events; give %[2]s, or --insecure to serve so anyway", addr, missing))
+				}
+				log.Warn("--insecure: serving off loopback without "+missing+": anyone who can reach it can plan, read and report events",
+					"address", addr)
+			}
+			srv, err := server.New(cfg, server.WithLogger(log))
+			if err != nil {
+				ln.Close()
+				return err
 			}
 			scheme := "http"
 			if tlsCert != "" {
 				scheme = "https"
 			}
-			addr := ln.Addr().String()
 			url := scheme + "://" + addr
-			if !isLoopback(ln.Addr()) && cfg.TokenFile == "" {
-				log.Warn("listening on a non-loopback address without --token-file: anyone who can reach it can plan and report events",
-					"address", addr)
-			}
 			// The one line scripts and tests parse for the bound address.
 			fmt.Fprintf(cmd.OutOrStdout(), "huitian serve: listening on %s\n", url)
 
@@ -108,12 +113,17 @@ show live answers.`,
 	f.DurationVar(&cfg.MaxTimeBudget, "max-time-budget", cfg.MaxTimeBudget, "largest time budget a request may ask for")
 	f.Int64Var(&cfg.InsightCacheEntries, "insight-cache", cfg.InsightCacheEntries, "entries in the hot job-insight cache")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long a stop waits for in-flight calls")
-	f.StringVar(&cfg.TokenFile, "token-file", "", "file whose first line is the bearer token every call except health must carry")
+	f.StringVar(&cfg.TokenFile, "token-file", "", "file of bearer tokens, one a line, each optionally followed by the cluster ids it may use (none or *: all); every call except health must carry one")
+	f.IntVar(&cfg.MaxClusterLabels, "max-cluster-labels", cfg.MaxClusterLabels, "most clusters with per-cluster series in /metrics")
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve TLS")
 	f.StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.BoolVar(&runDemo, "demo", false, "drive the embedded demo cluster with a built-in resource manager")
+	f.BoolVar(&insecure, "insecure", false, "serve off loopback without a token or without TLS (refused otherwise): anyone on the network can then read and forge plans and events")
+	f.DurationVar(&cfg.BodyTimeout, "body-timeout", cfg.BodyTimeout, "longest a call may take to send its request body")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "longest a keep-alive connection may sit idle")
+	f.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "most open connections; more wait to be accepted")
 	return cmd
 }
 
@@ -137,6 +147,22 @@ func isLoopback(a net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
+// offLoopbackMissing says what a listener off loopback lacks ("a token
+// (--token-file)", "TLS (--tls-cert, --tls-key)", or both), or "".
+func offLoopbackMissing(a net.Addr, token, tls bool) string {
+	if isLoopback(a) {
+		return ""
+	}
+	var missing []string
+	if !token {
+		missing = append(missing, "a token (--token-file)")
+	}
+	if !tls {
+		missing = append(missing, "TLS (--tls-cert, --tls-key)")
+	}
+	return strings.Join(missing, " and ")
+}
+
 // startDemo starts the demo resource manager on the embedded example
 // cluster and prints the commands to try.
 func startDemo(ctx context.Context, out io.Writer, log *slog.Logger, url, tokenFile string) error {
@@ -151,7 +177,15 @@ func startDemo(ctx context.Context, out io.Writer, log *slog.Logger, url, tokenF
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		tok, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		// The first token of the file (lines: token [cluster ids]; '#'
+		// comments), as the server reads it.
+		tok := ""
+		for line := range strings.Lines(string(b)) {
+			if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+				tok = f[0]
+				break
+			}
+		}
 		opts = append(opts, client.WithToken(tok))
 		auth = fmt.Sprintf(" -H \"Authorization: Bearer $(head -n1 %s)\"", tokenFile)
 	}
