@@ -184,3 +184,13 @@ func (l *lockedBuilder) Write(p []byte) (int, error) {
 func newTestLogger(b *strings.Builder) *slog.Logger {
 	return slog.New(slog.NewTextHandler(&lockedBuilder{b: b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+func httpPost(url, body string) (string, error) {
+	resp, err := client.NewHTTPClient(false, nil).Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}

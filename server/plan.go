@@ -255,14 +255,39 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		}
 		return in
 	}
+	// A running backfill job keeps its cards until the first reservation
+	// that claims one of them.
+	claim := map[model.CardRef]time.Time{}
+	for _, r := range d.Reservations {
+		for _, c := range r.Cards {
+			if t, ok := claim[c]; !ok || r.Start.Before(t) {
+				claim[c] = r.Start
+			}
+		}
+	}
 	for _, r := range snap.Running {
 		in := get(r.Job.ID)
 		in.State = pb.JobState_JOB_STATE_RUNNING
 		in.Kind = allocKind(r.Kind)
 		in.Cards = cardRefs(r.Cards)
 		in.Progress = r.Progress
-		in.ProtectedUntil = tsOrNil(r.ProtectedUntil)
+		if r.ProtectedUntil.After(snap.Now) {
+			in.ProtectedUntil = timestamppb.New(r.ProtectedUntil)
+		}
 		in.Message = "running on " + r.Kind.String() + " resources"
+		if r.Kind == model.Backfill {
+			var first time.Time
+			for _, c := range r.Cards {
+				if t, ok := claim[c]; ok && (first.IsZero() || t.Before(first)) {
+					first = t
+				}
+			}
+			if first.IsZero() {
+				in.RetentionUnbounded = true
+			} else {
+				in.ExpectedRetention = durationpb.New(max(first.Sub(snap.Now), 0))
+			}
+		}
 	}
 	for _, j := range snap.Queued {
 		in := get(j.ID)
@@ -292,14 +317,17 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		in.State = pb.JobState_JOB_STATE_STARTING
 		in.Kind = allocKind(st.Kind)
 		in.Cards = cardRefs(st.Cards)
-		in.PreemptionProbability = st.PreemptProb
+		in.PreemptionProbability = wire.Probability(st.PreemptProb)
 		in.ProtectedUntil = tsOrNil(st.ProtectedUntil)
 		in.Fragment = pb.FragmentClass(st.Fragment)
 		in.Message = st.Reason
 		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
 		in.EstimatedStart = now
+		in.ExpectedRetention, in.RetentionUnbounded = nil, false
 		if !st.Unbounded {
 			in.ExpectedRetention = durationpb.New(st.ExpectedRetention)
+		} else if st.Kind == model.Backfill {
+			in.RetentionUnbounded = true
 		}
 	}
 	for _, p := range d.Preemptions {

@@ -6,6 +6,7 @@ package wire
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"buf.build/go/protovalidate"
@@ -243,7 +244,7 @@ func Response(d *model.Decision) *pb.PlanResponse {
 	for _, s := range d.Starts {
 		st := &pb.Start{
 			JobId: s.JobID, Cards: refs(s.Cards), Kind: allocKind(s.Kind),
-			PreemptionProbability: s.PreemptProb, ProtectedUntil: tsOrNil(s.ProtectedUntil),
+			PreemptionProbability: Probability(s.PreemptProb), ProtectedUntil: tsOrNil(s.ProtectedUntil),
 			Fragment: pb.FragmentClass(s.Fragment), Reason: s.Reason,
 		}
 		if !s.Unbounded {
@@ -269,6 +270,10 @@ func Response(d *model.Decision) *pb.PlanResponse {
 	}
 	return out
 }
+
+// Probability rounds a probability for people and the wire: 6 decimal
+// places, so that a sum's rounding error (3.55e-17) reads 0.
+func Probability(p float64) float64 { return math.Round(p*1e6) / 1e6 }
 
 func allocKind(k model.AllocKind) pb.AllocationKind {
 	if k == model.Backfill {
