@@ -78,7 +78,10 @@ type suiteWorkload struct {
 	name    string // trace path relative to the traces folder, or synth:…
 	load    float64
 	cluster string // flat:N or hgx:N
-	tr      *trace.Trace
+	// compress is the factor the submit times were scaled by to reach the
+	// load (1: not scaled).
+	compress float64
+	tr       *trace.Trace
 }
 
 // suiteRow is one policy on one workload, checked against the reference.
@@ -86,8 +89,11 @@ type suiteRow struct {
 	Workload string  `json:"workload"`
 	Load     float64 `json:"load"`
 	Cluster  string  `json:"cluster"`
-	Jobs     int     `json:"jobs"`
-	Policy   string  `json:"policy"`
+	// SubmitScale is the factor the trace's submit times were scaled by to
+	// reach the load on a cluster no smaller than its largest job (1: none).
+	SubmitScale float64 `json:"submit_scale"`
+	Jobs        int     `json:"jobs"`
+	Policy      string  `json:"policy"`
 	// Class is the largest size class with jobs that finished under both.
 	Class           string   `json:"largest_class"`
 	ClassJobs       int      `json:"largest_class_jobs"`
@@ -385,7 +391,13 @@ func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, 
 		}
 		fmt.Fprintf(log, "suite: %s: %d jobs read in %.1f s; offered work %.1f cards\n", fl.rel, len(tr.Jobs), time.Since(t0).Seconds(), offeredCards(tr.Jobs))
 		for _, l := range loads {
-			out = append(out, suiteWorkload{name: fl.rel, load: l, cluster: clusterForLoad(tr.Jobs, l), tr: tr})
+			cluster, jobs, f := loadWorkload(tr.Jobs, l)
+			t := *tr
+			t.Jobs = jobs
+			if f != 1 {
+				fmt.Fprintf(log, "suite: %s at load %g: its largest job needs %s, so its submit times are scaled by %.3f\n", fl.rel, l, cluster, f)
+			}
+			out = append(out, suiteWorkload{name: fl.rel, load: l, cluster: cluster, compress: f, tr: &t})
 		}
 	}
 	if s.selected("synth") {
@@ -398,7 +410,7 @@ func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, 
 					return nil, fmt.Errorf("--suite-synth-jobs: %w", err)
 				}
 				name := fmt.Sprintf("synth:jobs=%d,seed=%d", s.synthJobs, seed)
-				out = append(out, suiteWorkload{name: name, load: l, cluster: fmt.Sprintf("hgx:%d", suiteSynthNodes), tr: tr})
+				out = append(out, suiteWorkload{name: name, load: l, cluster: fmt.Sprintf("hgx:%d", suiteSynthNodes), compress: 1, tr: tr})
 			}
 		}
 	}
@@ -424,11 +436,16 @@ func offeredCards(jobs []trace.Job) float64 {
 	return work / float64(span)
 }
 
-// clusterForLoad sizes a cluster so that the workload's offered work is
-// load of it, never smaller than its largest job: flat:N (single-card
-// nodes, as SWF results assume), or hgx:N (8-card nodes) when some job
-// needs cards on one node.
-func clusterForLoad(jobs []trace.Job, load float64) string {
+// loadWorkload sizes a cluster so that the workload's offered work is
+// load of it: flat:N (single-card nodes, as SWF results assume), or hgx:N
+// (8-card nodes) when some job needs cards on one node. The cluster is
+// never smaller than the largest job; where that keeps the load below the
+// target (a trace whose largest job is its whole machine, at a load above
+// the trace's own), the submit times are scaled by f < 1 around the first
+// submit instead, so that the jobs arrive faster and the offered load
+// reaches the target. It returns the cluster, the jobs (jobs itself when f
+// is 1, else a scaled copy) and f.
+func loadWorkload(jobs []trace.Job, load float64) (cluster string, out []trace.Job, f float64) {
 	largest, nodes := 1, false
 	for i := range jobs {
 		sp := &jobs[i].Spec
@@ -437,11 +454,25 @@ func clusterForLoad(jobs []trace.Job, load float64) string {
 			nodes = true
 		}
 	}
-	cards := max(int(math.Ceil(offeredCards(jobs)/load)), largest)
+	offered := offeredCards(jobs)
+	cards := max(int(math.Ceil(offered/load)), largest)
+	cluster = fmt.Sprintf("flat:%d", cards)
 	if nodes {
-		return fmt.Sprintf("hgx:%d", (cards+7)/8)
+		cluster = fmt.Sprintf("hgx:%d", (cards+7)/8)
 	}
-	return fmt.Sprintf("flat:%d", cards)
+	f = 1
+	if float64(cards)*load > offered*(1+1e-9) && cards == largest {
+		f = offered / (float64(cards) * load)
+	}
+	if f == 1 {
+		return cluster, jobs, 1
+	}
+	out = slices.Clone(jobs)
+	first := jobs[0].Submit
+	for i := range out {
+		out[i].Submit = first + int64(math.Round(float64(out[i].Submit-first)*f))
+	}
+	return cluster, out, f
 }
 
 // checkSuiteRow checks one policy's run against the reference's.
@@ -452,7 +483,7 @@ func checkSuiteRow(wl suiteWorkload, policy, reference string, res, ref *sim.Res
 	}
 	s, rs := res.Summary, ref.Summary
 	row := suiteRow{
-		Workload: wl.name, Load: wl.load, Cluster: wl.cluster, Jobs: len(wl.tr.Jobs), Policy: policy, ReferencePolicy: reference,
+		Workload: wl.name, Load: wl.load, Cluster: wl.cluster, SubmitScale: wl.compress, Jobs: len(wl.tr.Jobs), Policy: policy, ReferencePolicy: reference,
 		AvgBSLD: s.AvgBSLD, RefAvgBSLD: rs.AvgBSLD, CompletionRate: s.BackfillCompletionRate, LostShare: s.LostShare,
 		Preemptions: s.Preemptions, NeverStarted: s.NeverStarted, RefNeverStarted: rs.NeverStarted, BackfillStarts: s.BackfillStarts,
 		HeadDelayP95: s.HeadDelay.P95, RefHeadDelayP95: rs.HeadDelay.P95, Utilization: s.Utilization, RefUtilization: rs.Utilization,
@@ -482,7 +513,7 @@ func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 	fmt.Fprintf(w, "targets against %s on the same run: (a) largest size class mean and p95 wait ≤ ×%.2f on the same jobs; (b) avg bounded slowdown ≤ %s's; (c) backfill completion ≥ %.2f; (d) lost ≤ %.0f%% of busy card-seconds\n\n",
 		reference, suiteSlack, reference, suiteCompletion, 100*suiteLost)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\tload\tcluster\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\ta\tb\tc\td\tresult\t\n", reference)
+	fmt.Fprintf(tw, "workload\tload\tcluster\tsubmit ×\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\ta\tb\tc\td\tresult\t\n", reference)
 	mark := func(ok bool) string {
 		if ok {
 			return "ok"
@@ -494,8 +525,8 @@ func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 		if r.Pass {
 			passed++
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Workload, r.Load, r.Cluster, r.Jobs, r.Policy, r.Class, r.ClassJobs, opt(r.MeanWaitRatio, "%.3f"), opt(r.P95WaitRatio, "%.3f"),
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%.3f\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.Workload, r.Load, r.Cluster, r.SubmitScale, r.Jobs, r.Policy, r.Class, r.ClassJobs, opt(r.MeanWaitRatio, "%.3f"), opt(r.P95WaitRatio, "%.3f"),
 			r.AvgBSLD, r.RefAvgBSLD, opt(r.CompletionRate, "%.3f"), pct(r.LostShare), r.Preemptions,
 			mark(r.LargestWait), mark(r.Slowdown), mark(r.Completion), mark(r.Lost), map[bool]string{true: "PASS", false: "FAIL"}[r.Pass])
 	}

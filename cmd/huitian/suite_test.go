@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -77,9 +78,9 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// TestClusterForLoad: the offered work of a trace, and the cluster sized
-// to it, by hand.
-func TestClusterForLoad(t *testing.T) {
+// TestLoadWorkload: the offered work of a trace, and the cluster sized to
+// it (or the submits scaled), by hand.
+func TestLoadWorkload(t *testing.T) {
 	job := func(submit, runtime int64, cards int) trace.Job {
 		return trace.Job{Submit: submit, Runtime: runtime, Spec: model.Job{Cards: cards}}
 	}
@@ -89,19 +90,36 @@ func TestClusterForLoad(t *testing.T) {
 	if got := offeredCards(jobs); got != 10 {
 		t.Errorf("offered %v cards, want 10", got)
 	}
-	for load, want := range map[float64]string{
-		0.5: "flat:20",
-		0.9: "flat:12", // ⌈11.1⌉
-		2:   "flat:5",
-		4:   "flat:4", // 2.5, but never smaller than the largest job
+	for _, tc := range []struct {
+		load    float64
+		cluster string
+		scale   float64
+	}{
+		{0.5, "flat:20", 1},
+		{0.9, "flat:12", 1}, // ⌈11.1⌉
+		{2, "flat:5", 1},
+		// 2.5 cards, but never smaller than the largest job: the submits
+		// come 10 / (4 × 4) as far apart, 62.5 s instead of 100 s.
+		{4, "flat:4", 0.625},
 	} {
-		if got := clusterForLoad(jobs, load); got != want {
-			t.Errorf("load %v: %s, want %s", load, got, want)
+		cluster, got, f := loadWorkload(jobs, tc.load)
+		if cluster != tc.cluster || f != tc.scale {
+			t.Errorf("load %v: %s scaled by %v, want %s by %v", tc.load, cluster, f, tc.cluster, tc.scale)
 		}
+		if want := int64(math.Round(100 * tc.scale)); got[1].Submit != want || got[0].Submit != 0 {
+			t.Errorf("load %v: submits %d, %d; want 0, %d", tc.load, got[0].Submit, got[1].Submit, want)
+		}
+		// Submits are whole seconds: 62.5 s rounds to 63.
+		if tc.scale != 1 && math.Abs(offeredCards(got)/4-tc.load) > 0.05 {
+			t.Errorf("load %v: offered %v cards on 4", tc.load, offeredCards(got))
+		}
+	}
+	if jobs[1].Submit != 100 {
+		t.Error("loadWorkload changed its input")
 	}
 	// A job that needs one node: 8-card nodes.
 	jobs[1].Spec.Topology = model.TopologySameNode
-	if got := clusterForLoad(jobs, 0.5); got != "hgx:3" {
+	if got, _, _ := loadWorkload(jobs, 0.5); got != "hgx:3" {
 		t.Errorf("with a one-node job: %s, want hgx:3 (20 cards)", got)
 	}
 	// Everything at once: over the longest runtime.
