@@ -436,13 +436,18 @@ func offeredCards(jobs []trace.Job) float64 {
 	return work / float64(span)
 }
 
+// suiteLoadSlack is how far below its target a trace's load may stay on
+// the cluster sized for it (rounded up to whole cards) before its submit
+// times are scaled.
+const suiteLoadSlack = 1.01
+
 // loadWorkload sizes a cluster so that the workload's offered work is
 // load of it: flat:N (single-card nodes, as SWF results assume), or hgx:N
 // (8-card nodes) when some job needs cards on one node. The cluster is
-// never smaller than the largest job; where that keeps the load below the
-// target (a trace whose largest job is its whole machine, at a load above
-// the trace's own), the submit times are scaled by f < 1 around the first
-// submit instead, so that the jobs arrive faster and the offered load
+// never smaller than the largest job; where that (or rounding up to whole
+// nodes) keeps the load more than 1% below the target (a trace whose
+// largest job is its whole machine, at a load above the trace's own), the
+// submit times are scaled by f < 1 around the first submit instead, so that the jobs arrive faster and the offered load
 // reaches the target. It returns the cluster, the jobs (jobs itself when f
 // is 1, else a scaled copy) and f.
 func loadWorkload(jobs []trace.Job, load float64) (cluster string, out []trace.Job, f float64) {
@@ -458,10 +463,11 @@ func loadWorkload(jobs []trace.Job, load float64) (cluster string, out []trace.J
 	cards := max(int(math.Ceil(offered/load)), largest)
 	cluster = fmt.Sprintf("flat:%d", cards)
 	if nodes {
-		cluster = fmt.Sprintf("hgx:%d", (cards+7)/8)
+		cards = (cards + 7) / 8 * 8
+		cluster = fmt.Sprintf("hgx:%d", cards/8)
 	}
 	f = 1
-	if float64(cards)*load > offered*(1+1e-9) && cards == largest {
+	if float64(cards)*load > offered*suiteLoadSlack {
 		f = offered / (float64(cards) * load)
 	}
 	if f == 1 {

@@ -91,27 +91,30 @@ func TestLoadWorkload(t *testing.T) {
 		t.Errorf("offered %v cards, want 10", got)
 	}
 	for _, tc := range []struct {
-		load    float64
-		cluster string
-		scale   float64
+		load  float64
+		cards int
+		scale float64
 	}{
-		{0.5, "flat:20", 1},
-		{0.9, "flat:12", 1}, // ⌈11.1⌉
-		{2, "flat:5", 1},
+		{0.5, 20, 1},
+		{2, 5, 1},
+		// ⌈11.1⌉ = 12 cards: 7% below the load, so the submits come
+		// 10 / (12 × 0.9) as far apart.
+		{0.9, 12, 10 / (12 * 0.9)},
 		// 2.5 cards, but never smaller than the largest job: the submits
 		// come 10 / (4 × 4) as far apart, 62.5 s instead of 100 s.
-		{4, "flat:4", 0.625},
+		{4, 4, 0.625},
 	} {
 		cluster, got, f := loadWorkload(jobs, tc.load)
-		if cluster != tc.cluster || f != tc.scale {
-			t.Errorf("load %v: %s scaled by %v, want %s by %v", tc.load, cluster, f, tc.cluster, tc.scale)
+		if want := fmt.Sprintf("flat:%d", tc.cards); cluster != want || math.Abs(f-tc.scale) > 1e-12 {
+			t.Errorf("load %v: %s scaled by %v, want %s by %v", tc.load, cluster, f, want, tc.scale)
 		}
 		if want := int64(math.Round(100 * tc.scale)); got[1].Submit != want || got[0].Submit != 0 {
 			t.Errorf("load %v: submits %d, %d; want 0, %d", tc.load, got[0].Submit, got[1].Submit, want)
 		}
-		// Submits are whole seconds: 62.5 s rounds to 63.
-		if tc.scale != 1 && math.Abs(offeredCards(got)/4-tc.load) > 0.05 {
-			t.Errorf("load %v: offered %v cards on 4", tc.load, offeredCards(got))
+		// Submits are whole seconds (62.5 s rounds to 63): the load is
+		// reached within that.
+		if l := offeredCards(got) / float64(tc.cards); l > tc.load || l < tc.load*0.95 {
+			t.Errorf("load %v: offered %v cards on %d", tc.load, offeredCards(got), tc.cards)
 		}
 	}
 	if jobs[1].Submit != 100 {
@@ -119,8 +122,8 @@ func TestLoadWorkload(t *testing.T) {
 	}
 	// A job that needs one node: 8-card nodes.
 	jobs[1].Spec.Topology = model.TopologySameNode
-	if got, _, _ := loadWorkload(jobs, 0.5); got != "hgx:3" {
-		t.Errorf("with a one-node job: %s, want hgx:3 (20 cards)", got)
+	if got, _, f := loadWorkload(jobs, 0.5); got != "hgx:3" || math.Abs(f-20.0/24) > 1e-12 {
+		t.Errorf("with a one-node job: %s, submits scaled by %v; want hgx:3 (20 cards rounded up to 24), scaled by 20/24", got, f)
 	}
 	// Everything at once: over the longest runtime.
 	if got := offeredCards([]trace.Job{job(5, 100, 4), job(5, 300, 2)}); got != 1000.0/300 {
