@@ -395,7 +395,7 @@ func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, 
 			t := *tr
 			t.Jobs = jobs
 			if f != 1 {
-				fmt.Fprintf(log, "suite: %s at load %g: its largest job needs %s, so its submit times are scaled by %.3f\n", fl.rel, l, cluster, f)
+				fmt.Fprintf(log, "suite: %s at load %g: %s is the smallest cluster that holds its largest job in whole nodes, so its submit times are scaled by %.3f\n", fl.rel, l, cluster, f)
 			}
 			out = append(out, suiteWorkload{name: fl.rel, load: l, cluster: cluster, compress: f, tr: &t})
 		}
