@@ -92,8 +92,13 @@ type Start struct {
 	Unbounded         bool
 	PreemptProb       float64
 	ProtectedUntil    time.Time // zero when the start is not protected
-	Fragment          FragmentClass
-	Reason            string
+	// WindowEnd, for a backfill job admitted on its predicted runtime into
+	// cards a reservation claims, is when its window ends: past it, it
+	// yields (requeued if it cannot checkpoint) as soon as its cards would
+	// start the reserved job. Zero for every other start.
+	WindowEnd time.Time
+	Fragment  FragmentClass
+	Reason    string
 }
 
 // Reservation holds exact cards for a job from a time.

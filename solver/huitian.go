@@ -23,9 +23,10 @@ type Config struct {
 	Estimate estimate.Config
 	Tune     tune.Config
 	Preempt  preempt.Config
-	// Quantile is where reservations are placed in the distribution of
-	// their start, and how long running jobs are assumed to hold their
-	// cards (default 0.8).
+	// Quantile is how long running jobs are assumed to hold their cards in
+	// the predicted profile (the windows backfill judges by), and where a
+	// reserved job's expected start is read from its start distribution
+	// (default 0.8).
 	Quantile float64
 	// Depth is the reservation depth when the snapshot does not set one
 	// (default 1, as EASY).
@@ -46,12 +47,20 @@ type Config struct {
 	// job placed beyond the safe bound ε (default 0.5): its checkpoint is
 	// insurance against a late finish, not a planned suspension.
 	SuspendMaxProb float64
-	// StickySlack: the head keeps last cycle's reserved cards unless other
-	// cards start it more than this much earlier (default 15 min).
-	StickySlack time.Duration
-	// ShortestFirst orders backfill candidates by predicted median runtime,
-	// shortest first, as EASY++ does (default true); false keeps queue order.
+	// ShortestFirst orders the backfill that goes beyond EASY by predicted
+	// median runtime, shortest first, as EASY++ does (default true); false
+	// keeps queue order.
 	ShortestFirst bool
+	// ExpansionOrder lets EASY's own backfill take the largest expansion
+	// factor first ((wait + predicted runtime) / predicted runtime, LXF)
+	// instead of queue order while the queue is not saturated (default
+	// true). Saturated is when the queued work, by the time limits, would
+	// keep every usable card busy for longer than SaturatedBacklog (default
+	// 48 h): then any reordering starves the big jobs (measured on KTH-SP2
+	// at 80 processors and Lublin-256: their largest class waited 14–30%
+	// longer than under EASY), so backfill keeps EASY's queue order.
+	ExpansionOrder   bool
+	SaturatedBacklog time.Duration
 }
 
 // DefaultConfig returns the documented defaults.
@@ -59,15 +68,20 @@ func DefaultConfig() Config {
 	return Config{
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
 		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour, ShortestFirst: true,
-		SuspendMaxProb: 0.5, StickySlack: 15 * time.Minute,
+		SuspendMaxProb: 0.5, ExpansionOrder: true, SaturatedBacklog: 48 * time.Hour,
 	}
 }
 
-// Huitian is the huitian planner: runtime distributions learned from
-// history, reservations at a quantile of their start, safe and suspendable
-// backfill with a bounded preemption probability, protection, preemption
-// and a self-tuning controller. Backfill candidates are placed by a Placer;
-// NewHuitianGreedy places them greedily by best fit.
+// Huitian is the huitian planner. Every cycle starts from EASY's own
+// decision, made on the users' time limits: the jobs EASY starts, start;
+// the jobs EASY reserves for, are reserved on the same cards. That is the
+// guarantee: backfill never takes from the big jobs what EASY would have
+// given them. On top of it the mechanisms lend what EASY leaves idle:
+// runtime distributions learned from history admit short jobs into the
+// windows before a reservation (at a bounded risk of delaying it, and
+// requeued at once if they overrun it), checkpointable jobs may run longer
+// and are suspended with notice, and backfill candidates are placed by a
+// Placer; NewHuitianGreedy places them greedily by best fit.
 //
 // A Huitian is a Learner: its memory changes only through Observe and
 // Decided, so Plan is a function of the snapshot and that memory. It is
@@ -77,6 +91,7 @@ type Huitian struct {
 	cfg  Config
 	mem  memory
 	lp   lp.Solver // nil: greedy placement
+	core *baseline.Planner
 
 	// est caches estimates while the history has estAt jobs: a cache of a
 	// pure function of the memory, so Plan stays a function of its inputs.
@@ -96,8 +111,26 @@ func NewHuitianGreedy(cfg Config) *Huitian {
 	if cfg.Horizon <= 0 {
 		cfg.Horizon = 24 * time.Hour
 	}
-	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg)}
+	if cfg.SaturatedBacklog <= 0 {
+		cfg.SaturatedBacklog = 48 * time.Hour
+	}
+	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg), core: baseline.New(baseline.Params{})}
 }
+
+// holder says who holds a card now: nobody, a running job of the snapshot,
+// or a job started this cycle.
+type holder int32
+
+const noHolder holder = 0
+
+func runningHolder(i int) holder { return holder(i + 1) }
+func startedHolder(k int) holder { return holder(-k - 1) }
+
+// running returns the index into s.Running of a running job's card.
+func (h holder) running() (int, bool) { return int(h) - 1, h > 0 }
+
+// started returns the index into the decision's starts of a card taken this cycle.
+func (h holder) started() (int, bool) { return int(-h) - 1, h < 0 }
 
 // cycle is the working state of one Plan call.
 type cycle struct {
@@ -108,10 +141,7 @@ type cycle struct {
 	params tune.Params
 	d      *model.Decision
 
-	// holder[c] is who holds card c now: a running job (≥ 0, index into
-	// s.Running), a job started this cycle (-2-k, index k into starts), or
-	// nobody (-1).
-	holder    []int
+	holder    []holder        // who holds each card now
 	runDist   []estimate.Dist // remaining time of running jobs, as held in the profile
 	runRem    []estimate.Dist // remaining time of running jobs, if left to run
 	startDist []estimate.Dist // runtime of jobs started this cycle
@@ -131,11 +161,15 @@ type jobEst struct {
 }
 
 type resv struct {
-	job   *model.Job
-	t     int64
-	cards []int
-	s     estimate.Dist // start-time distribution: max(reserved time, cards free)
-	conf  float64       // P(cards free by the reserved time)
+	job *model.Job
+	// t is when the reservation claims its cards in the predicted profile:
+	// the Quantile of its start distribution, no later than limit. limit
+	// is EASY's reserved start, from the running jobs' time limits: the
+	// cards are free by then whatever the estimates say.
+	t, limit int64
+	cards    []int
+	s        estimate.Dist // start-time distribution: when its cards are all free
+	conf     float64       // P(cards free by t)
 	// survive is the probability that no backfill job placed on its cards
 	// this cycle (that cannot checkpoint) still runs when it starts.
 	survive float64
@@ -150,7 +184,7 @@ type estKey struct {
 
 // estimateOf returns a job's runtime distribution, cached across cycles
 // for as long as the history does not change.
-func (h *Huitian) estimateOf(_ *cycle, j *model.Job) jobEst {
+func (h *Huitian) estimateOf(j *model.Job) jobEst {
 	if n := h.mem.hist.Len(); n != h.estAt || h.est == nil {
 		h.est, h.estAt = map[estKey]jobEst{}, n
 	}
@@ -172,7 +206,7 @@ func ceilSec(v float64) int64 {
 	return int64(math.Ceil(v - 1e-9))
 }
 
-// Plan plans one cycle.
+// Plan plans one cycle, in the phases solver/README.md draws.
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	c := &cycle{
 		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
@@ -182,112 +216,40 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	if c.grace == 0 {
 		c.grace = baseline.Seconds(model.DefaultOverrunGrace)
 	}
-	if err := c.load(keepAll); err != nil {
-		return nil, err
-	}
-	// Every job starts or waits: room for both up front, not by doubling
-	// (a Start is large, and a big plan has thousands).
-	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount()))
-	c.d.Pending = make([]model.Pending, 0, len(s.Queued))
-	depth := s.Options.ReservationDepth
-	if depth <= 0 {
-		depth = h.cfg.Depth
-	}
-	order := h.queueOrder(s.Queued)
-	c.posOf = make(map[*model.Job]int, len(order))
-	for n, k := range order {
+	c.posOf = make(map[*model.Job]int, len(s.Queued))
+	for n, k := range h.queueOrder(s.Queued) {
 		c.posOf[&s.Queued[k]] = n
 	}
-	// 1. Main pass: start jobs in queue order while they fit.
-	i := 0
-	for ; i < len(order); i++ {
-		j := &s.Queued[order[i]]
-		req := profile.RequestOf(j)
-		if !c.prof.CanEverFit(req) {
-			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
-			continue
-		}
-		e := h.estimateOf(c, j)
-		hold := max(ceilSec(e.dist.Quantile(h.cfg.Quantile)), 1)
-		cards, out := c.prof.FitNow(hold, req)
-		if out != profile.Fits {
-			break
-		}
-		c.start(j, cards, hold, e, model.Regular, model.FragmentFree, "fits now in queue order", 0, estimate.Dist{}, false)
+	// 1. The guarantee: EASY's decision on the time limits, and whether
+	// making backfill jobs yield starts the head markedly earlier.
+	core, planned, tell, err := c.guarantee(ctx)
+	if err != nil {
+		return nil, err
 	}
-	// 2. Reserve for the first blocked jobs; preempt where a reservation
-	// is due on cards backfill jobs hold.
-	rest := order[i:]
-	var backfill []int
-	for k, idx := range rest {
-		j := &s.Queued[idx]
-		req := profile.RequestOf(j)
-		if !c.prof.CanEverFit(req) {
-			c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
-			continue
-		}
-		if len(c.resv) >= depth {
-			backfill = append(backfill, rest[k:]...)
-			break
-		}
-		c.reserve(j)
+	// 2. Load the predicted profile: each running job holds its cards
+	// until the Quantile of its remaining time, a job told to yield until
+	// it must have.
+	if err := c.load(planned); err != nil {
+		return nil, err
 	}
-	// 3. Classify the idle capacity the reservations leave.
-	smallest := 0
-	for _, idx := range backfill {
-		j := &s.Queued[idx]
-		if j.Cards > 1 && (smallest == 0 || j.Cards < smallest) {
-			smallest = j.Cards
-		}
+	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount()))
+	c.d.Pending = make([]model.Pending, 0, len(s.Queued))
+	// 3. Main pass and EASY's backfill: every start of the guarantee.
+	started, err := c.applyStarts(core)
+	if err != nil {
+		return nil, err
 	}
-	c.classes = fragment.Classify(c.prof, baseline.Seconds(h.cfg.Horizon), smallest)
-	c.d.Fragments = c.classes.Inventory
-	c.d.Stats.IdleCards = len(c.prof.FreeCards())
-	for _, r := range s.Running {
-		if r.Kind == model.Backfill {
-			c.d.Stats.IdleCards += len(r.Cards)
-			c.d.Stats.BackfillCards += len(r.Cards)
-		}
+	// 4. Reservations on EASY's cards, and the preemptions they need.
+	if err := c.applyReservations(core, tell); err != nil {
+		return nil, err
 	}
-	// 4. Backfill the rest: the LP places what it can, a greedy pass the
-	// remainder. When the LP runs out of time, the whole cycle is planned
-	// again greedily and the stats say so.
-	if h.cfg.ShortestFirst {
-		// Shortest predicted runtime first (ties: queue order), as EASY++.
-		type byMed struct {
-			med float64
-			k   int // position in queue order: the tie-break
-		}
-		keyed := make([]byMed, len(backfill))
-		for k, idx := range backfill {
-			e := h.estimateOf(c, &s.Queued[idx])
-			keyed[k] = byMed{e.dist.Quantile(0.5), k}
-		}
-		slices.SortFunc(keyed, func(a, b byMed) int {
-			if x := cmp.Compare(a.med, b.med); x != 0 {
-				return x
-			}
-			return cmp.Compare(a.k, b.k)
-		})
-		sorted := make([]int, len(backfill))
-		for k, e := range keyed {
-			sorted[k] = backfill[e.k]
-		}
-		backfill = sorted
-	}
-	c.d.Stats.Candidates = len(backfill)
-	if h.lp != nil && len(backfill) > 0 {
-		// Out of budget (or a solver failure), the LP placed nothing and
-		// every candidate goes through the greedy pass: the greedy decision,
-		// and the stats say so.
-		rest, fallback := c.placeLP(ctx, backfill)
-		c.d.Stats.Fallback = fallback
-		backfill = rest
-	}
-	for _, idx := range backfill {
-		c.backfill(&s.Queued[idx])
-	}
-	// 5. Estimated starts of waiting jobs, from the same model.
+	// 5. Classify the idle capacity left.
+	candidates := c.candidates(started)
+	c.classify(candidates)
+	// 6. Backfill beyond EASY: the LP places what it can, a greedy pass
+	// the remainder, both with one admission rule.
+	c.backfillBeyond(ctx, candidates)
+	// 7. Estimated starts of waiting jobs, from the same model.
 	c.estimateStarts()
 	c.sortPending()
 	return c.d, nil
@@ -317,36 +279,19 @@ func (h *Huitian) queueOrder(q []model.Job) []int {
 	return order
 }
 
-// releaseMode says which running backfill jobs the profile lets go early.
-type releaseMode uint8
-
-const (
-	// keepAll: every job holds its cards until it is expected to end.
-	keepAll releaseMode = iota
-	// releaseCheckpointable: checkpointable backfill jobs hold them only
-	// until they could be suspended (protection end plus notice).
-	releaseCheckpointable
-	// releaseAll: also backfill jobs that cannot checkpoint (requeue), for
-	// a reserved job past the threshold.
-	releaseAll
-)
-
-// load builds the profile: each running job holds its cards until the
-// reservation quantile of its remaining time; with a release mode, a
-// backfill job that may be preempted holds them only until it could be
-// made to yield.
-func (c *cycle) load(mode releaseMode) error {
+// load builds the predicted profile: each running job holds its cards
+// until the reservation quantile of its remaining time; a backfill job
+// told to yield (in yield, by index into s.Running) holds them only until
+// it must have.
+func (c *cycle) load(yield map[int]preempt.Release) error {
 	s := c.s
 	c.prof = profile.New(c.lay)
-	c.holder = make([]int, len(c.lay.Cards))
-	for i := range c.holder {
-		c.holder[i] = -1
-	}
+	c.holder = make([]holder, len(c.lay.Cards))
 	c.runDist = make([]estimate.Dist, len(s.Running))
 	c.runRem = make([]estimate.Dist, len(s.Running))
 	for i := range s.Running {
 		r := &s.Running[i]
-		e := c.h.estimateOf(c, &r.Job)
+		e := c.h.estimateOf(&r.Job)
 		lim := r.Job.TimeLimit.Seconds()
 		el := s.Now.Sub(r.Start).Seconds()
 		rem := estimate.Remaining(e.dist, lim, el, r.Progress)
@@ -354,7 +299,7 @@ func (c *cycle) load(mode releaseMode) error {
 			rem = estimate.Point(float64(c.grace))
 		}
 		c.runRem[i] = rem
-		if rel := preempt.ReleaseOf(c.h.cfg.Preempt, r, s.Now, mode == releaseAll); rel.OK && mode != keepAll {
+		if rel, ok := yield[i]; ok {
 			rem = rem.Cap(rel.At.Sub(s.Now).Seconds())
 		}
 		c.runDist[i] = rem
@@ -365,10 +310,82 @@ func (c *cycle) load(mode releaseMode) error {
 				return fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, k, ref)
 			}
 			c.prof.Hold(id, end)
-			c.holder[id] = i
+			c.holder[id] = runningHolder(i)
 		}
 	}
 	return nil
+}
+
+// classify sorts the idle capacity into fragment classes for the
+// candidates' smallest multi-card size, and counts idle and backfill cards
+// for the tuner.
+func (c *cycle) classify(candidates []int) {
+	smallest := 0
+	for _, idx := range candidates {
+		j := &c.s.Queued[idx]
+		if j.Cards > 1 && (smallest == 0 || j.Cards < smallest) {
+			smallest = j.Cards
+		}
+	}
+	c.classes = fragment.Classify(c.prof, baseline.Seconds(c.h.cfg.Horizon), smallest)
+	c.d.Fragments = c.classes.Inventory
+	c.d.Stats.IdleCards = len(c.prof.FreeCards())
+	for _, r := range c.s.Running {
+		if r.Kind == model.Backfill {
+			c.d.Stats.IdleCards += len(r.Cards)
+			c.d.Stats.BackfillCards += len(r.Cards)
+		}
+	}
+	for _, st := range c.d.Starts {
+		if st.Kind == model.Backfill {
+			c.d.Stats.IdleCards += len(st.Cards)
+		}
+	}
+}
+
+// backfillBeyond places the candidates EASY did not start: shortest
+// predicted runtime first (requeued jobs, with their compensation, ahead),
+// through the LP when there is one, then the greedy pass. When the LP runs
+// out of time every candidate goes through the greedy pass and the stats
+// say so.
+func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
+	s, h := c.s, c.h
+	if h.cfg.ShortestFirst {
+		type byMed struct {
+			comp int
+			med  float64
+			k    int // position in queue order: the tie-break
+		}
+		keyed := make([]byMed, len(candidates))
+		for k, idx := range candidates {
+			j := &s.Queued[idx]
+			e := h.estimateOf(j)
+			keyed[k] = byMed{preempt.Compensation(h.cfg.Preempt, j.RequeueCount), e.dist.Quantile(0.5), k}
+		}
+		slices.SortFunc(keyed, func(a, b byMed) int {
+			if x := cmp.Compare(b.comp, a.comp); x != 0 {
+				return x
+			}
+			if x := cmp.Compare(a.med, b.med); x != 0 {
+				return x
+			}
+			return cmp.Compare(a.k, b.k)
+		})
+		sorted := make([]int, len(candidates))
+		for k, e := range keyed {
+			sorted[k] = candidates[e.k]
+		}
+		candidates = sorted
+	}
+	c.d.Stats.Candidates = len(candidates)
+	if h.lp != nil && len(candidates) > 0 {
+		rest, fallback := c.placeLP(ctx, candidates)
+		c.d.Stats.Fallback = c.d.Stats.Fallback || fallback
+		candidates = rest
+	}
+	for _, idx := range candidates {
+		c.backfill(&s.Queued[idx])
+	}
 }
 
 // pending records why j waits. Messages are built by concatenation where
@@ -401,25 +418,40 @@ func (c *cycle) sortPending() {
 
 func (c *cycle) at(t int64) time.Time { return c.s.Now.Add(time.Duration(t) * time.Second) }
 
-// start records a start on cards held for hold seconds in the profile.
-func (c *cycle) start(j *model.Job, cards []int, hold int64, e jobEst, kind model.AllocKind, frag model.FragmentClass,
-	reason string, prob float64, claim estimate.Dist, claimed bool) {
-	if err := c.prof.Reserve(cards, 0, hold); err != nil {
+// startSpec is what a start records besides the job and its cards.
+type startSpec struct {
+	hold   int64 // seconds the cards are held in the predicted profile
+	kind   model.AllocKind
+	frag   model.FragmentClass
+	reason string
+	risk   risk // zero for a start no reservation can claim
+	// windowEnd, for a job admitted on its predicted runtime into cards a
+	// reservation claims, is when it must have ended: past it, it yields
+	// (requeued if it cannot checkpoint) once its cards start that job.
+	windowEnd int64
+}
+
+// start records a start on cards held for sp.hold seconds in the profile.
+func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
+	if err := c.prof.Reserve(cards, 0, sp.hold); err != nil {
 		panic(fmt.Sprintf("solver: start of %s: %v", j.ID, err)) // FitNow just placed them
 	}
 	k := len(c.d.Starts)
 	c.startDist = append(c.startDist, e.dist)
 	for _, id := range cards {
-		c.holder[id] = -2 - k
+		c.holder[id] = startedHolder(k)
 	}
 	st := model.Start{
-		JobID: j.ID, Cards: c.lay.Refs(cards), Kind: kind, Fragment: frag, Reason: reason,
-		PreemptProb: prob, Unbounded: !claimed,
+		JobID: j.ID, Cards: c.lay.Refs(cards), Kind: sp.kind, Fragment: sp.frag, Reason: sp.reason,
+		PreemptProb: sp.risk.prob, Unbounded: !sp.risk.claimed,
 	}
-	if claimed {
-		st.ExpectedRetention = time.Duration(claim.Mean() * float64(time.Second))
+	if sp.risk.claimed {
+		st.ExpectedRetention = time.Duration(sp.risk.claim.Mean() * float64(time.Second))
 	}
-	if kind == model.Backfill {
+	if sp.windowEnd > 0 {
+		st.WindowEnd = c.at(sp.windowEnd)
+	}
+	if sp.kind == model.Backfill {
 		prot := c.params.ProtectFraction * e.dist.Quantile(0.5)
 		st.ProtectedUntil = c.at(max(ceilSec(prot), 1))
 		c.d.Stats.BackfillCards += len(cards)
@@ -429,11 +461,11 @@ func (c *cycle) start(j *model.Job, cards []int, hold int64, e jobEst, kind mode
 
 // releaseDist is the distribution of when a card is free: 0 when free now.
 func (c *cycle) releaseDist(card int) (estimate.Dist, bool) {
-	switch h := c.holder[card]; {
-	case h >= 0:
-		return c.runDist[h], true
-	case h <= -2:
-		return c.startDist[-2-h], true
+	if i, ok := c.holder[card].running(); ok {
+		return c.runDist[i], true
+	}
+	if k, ok := c.holder[card].started(); ok {
+		return c.startDist[k], true
 	}
 	return estimate.Dist{}, false
 }
@@ -442,7 +474,7 @@ func (c *cycle) releaseDist(card int) (estimate.Dist, bool) {
 // maximum of the release times of the jobs holding them.
 func (c *cycle) startDistOf(cards []int) estimate.Dist {
 	var ds []estimate.Dist
-	seen := map[int]bool{}
+	seen := map[holder]bool{}
 	for _, id := range cards {
 		if d, ok := c.releaseDist(id); ok && !seen[c.holder[id]] {
 			seen[c.holder[id]] = true

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/baseline"
 	"github.com/huitian/huitian/solver/estimate"
 	"github.com/huitian/huitian/solver/profile"
 )
@@ -98,15 +99,82 @@ func containsCard(cards []int, id int) bool {
 	return false
 }
 
-// backfill tries to start a job that would jump the queue:
+// verdict is what the admission rule says of a placement.
+type verdict uint8
+
+const (
+	rejected verdict = iota
+	// safe: within the risk bound.
+	safe
+	// suspendable: checkpointable, beyond the bound; suspended with notice
+	// if its cards are claimed before it ends.
+	suspendable
+)
+
+// threshold is the preemption probability a job accepts: ε, or a
+// low-risk-only job's own limit.
+func (c *cycle) threshold(j *model.Job) float64 {
+	if j.Backfill == model.BackfillLowRiskOnly {
+		return j.MaxPreemptProb
+	}
+	return c.params.Epsilon
+}
+
+// admit is the one backfill admission rule, for the greedy pass and for
+// the LP's levels and its rounding. A job placed where its cards stay free
+// for window seconds (profile.Forever: no reservation claims them), with
+// the risk rk there, is
+//   - safe when the window holds its (1−thr) runtime quantile, its
+//     preemption probability is within thr, the claiming reservation's
+//     aggregate risk stays within ε (delayOK), and its protection ends by
+//     the claim;
+//   - else suspendable when it can checkpoint and accepts any risk, the
+//     window covers its protection, the probability is at most
+//     SuspendMaxProb, and the work it is expected to do before the claim
+//     outweighs the expected cost of a suspension (checkpoint and restore);
+//   - else rejected.
+func (c *cycle) admit(j *model.Job, e *jobEst, rk risk, window int64) verdict {
+	thr := c.threshold(j)
+	if rk.claimed && !c.protectionFits(e.dist, rk.claimT) {
+		return rejected
+	}
+	if window >= max(ceilSec(e.dist.Quantile(1-thr)), 1) && rk.prob <= thr+1e-12 && c.delayOK(j, rk) {
+		return safe
+	}
+	if !j.Checkpointable || j.Backfill == model.BackfillLowRiskOnly {
+		return rejected
+	}
+	if window < max(ceilSec(c.params.ProtectFraction*e.dist.Quantile(0.5)), 1) || rk.prob > c.h.cfg.SuspendMaxProb+1e-12 {
+		return rejected
+	}
+	cost := 2 * j.CheckpointCost.Seconds() * rk.prob
+	gain := e.dist.Mean()
+	if rk.claimed {
+		gain = estimate.ExpectedMin(&e.dist, &rk.claim)
+	}
+	if gain <= cost {
+		return rejected
+	}
+	return suspendable
+}
+
+// windowOf is how long all of cards stay free: until the first claim.
+func (c *cycle) windowOf(cards []int) int64 {
+	w := profile.Forever
+	for _, id := range cards {
+		w = min(w, c.prof.Window(id, 0))
+	}
+	return w
+}
+
+// backfill tries to start a job beyond what EASY started, by the
+// admission rule:
 //  1. an opted-out job waits; a job whose median runtime exceeds the
 //     controller's maximum backfill runtime waits;
-//  2. safe backfill: cards free for the job's (1−ε) runtime quantile,
-//     then for longer windows, accepted when the preemption probability is
-//     at most ε (or, for a low-risk-only job, its own limit);
-//  3. suspendable backfill: a checkpointable job (that allows any risk)
-//     may take cards whose window covers at least its protection period;
-//     the expected checkpoint cost is charged in the reason.
+//  2. safe: cards free for the job's (1−ε) runtime quantile, then for
+//     longer windows, up to its limit;
+//  3. suspendable (checkpointable jobs): cards whose window covers at
+//     least its protection period.
 func (c *cycle) backfill(j *model.Job) {
 	if j.Backfill == model.BackfillOptOut {
 		c.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+c.waiting)
@@ -121,28 +189,17 @@ func (c *cycle) backfill(j *model.Job) {
 		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
 		return
 	}
-	e := c.h.estimateOf(c, j)
+	e := c.h.estimateOf(j)
 	med := e.dist.Quantile(0.5)
 	if maxRT := c.params.MaxBackfillRuntime.Seconds(); med > maxRT {
 		c.pending(j, model.PendingRuntimeCap, fmt.Sprintf("estimated runtime %.0fs exceeds the maximum backfill runtime %.0fs", med, maxRT))
 		return
 	}
+	thr := c.threshold(j)
 	limit := e.dist.Quantile(1)
-	thr := c.params.Epsilon
-	lowRisk := j.Backfill == model.BackfillLowRiskOnly
-	if lowRisk {
-		thr = j.MaxPreemptProb
-	}
-	hold := func(cards []int) int64 {
-		h := max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1)
-		for _, id := range cards {
-			h = min(h, c.prof.Window(id, 0))
-		}
-		return max(h, 1)
-	}
 	var last profile.Outcome = profile.NoCards
 	tooRisky := false
-	// 2. Safe backfill, from the shortest window that can work to the limit.
+	// 2. Safe, from the shortest window that can work to the limit.
 	durs := []int64{max(ceilSec(e.dist.Quantile(1-thr)), 1)}
 	if d2 := max(ceilSec(1.5*float64(durs[0])), 1); d2 < ceilSec(limit) {
 		durs = append(durs, d2)
@@ -157,42 +214,27 @@ func (c *cycle) backfill(j *model.Job) {
 			continue
 		}
 		rk := c.riskOf(&e.dist, cards)
-		if rk.prob > thr+1e-12 || !c.delayOK(j, rk) {
+		if c.admit(j, &e, rk, c.windowOf(cards)) != safe {
 			tooRisky = true
 			continue
 		}
-		if rk.claimed && !c.protectionFits(e.dist, rk.claimT) {
-			tooRisky = true
-			continue
-		}
-		c.startBackfill(j, cards, e, rk, "safe backfill")
+		c.startBackfill(j, cards, e, rk, safe, "safe backfill")
 		return
 	}
-	// 3. Suspendable backfill for checkpointable jobs: the checkpoint is
-	// insurance, not a plan. The job may take cards a reservation claims
-	// when it will more likely than not be done by then (probability at
-	// most SuspendMaxProb) and the work it is expected to do there outweighs
-	// the expected cost of one suspension (checkpoint and restore).
-	if j.Checkpointable && !lowRisk {
+	// 3. Suspendable: the checkpoint is insurance, not a plan.
+	if j.Checkpointable && j.Backfill != model.BackfillLowRiskOnly {
 		prot := max(ceilSec(c.params.ProtectFraction*med), 1)
 		if cards, out := c.prof.FitNow(prot, req); out == profile.Fits {
 			rk := c.riskOf(&e.dist, cards)
-			cost := 2 * j.CheckpointCost.Seconds() * rk.prob
-			gain := estimate.ExpectedMin(&e.dist, &rk.claim)
-			if !rk.claimed {
-				gain = e.dist.Mean()
-			}
-			if rk.prob <= c.h.cfg.SuspendMaxProb+1e-12 && gain > cost {
-				c.start(j, cards, hold(cards), e, model.Backfill, c.classes.Dominant(cards),
-					fmt.Sprintf("suspendable backfill while %s waits: checkpoints if its cards are claimed first; preemption probability %.3f, expected checkpoint cost %.0fs", c.waiting, rk.prob, cost),
-					rk.prob, rk.claim, rk.claimed)
+			if v := c.admit(j, &e, rk, c.windowOf(cards)); v != rejected {
+				c.startBackfill(j, cards, e, rk, v, "suspendable backfill: checkpoints if its cards are claimed first")
 				return
 			}
 			tooRisky = true
 		}
 	}
 	switch {
-	case tooRisky && lowRisk:
+	case tooRisky && j.Backfill == model.BackfillLowRiskOnly:
 		c.pending(j, model.PendingRisk, fmt.Sprintf("every placement's preemption probability is above its limit %.3f", thr))
 	case tooRisky:
 		c.pending(j, model.PendingPriority, fmt.Sprintf("would likely delay %s: preemption probability above %.3f", c.waiting, thr))
@@ -203,6 +245,25 @@ func (c *cycle) backfill(j *model.Job) {
 	default:
 		c.pending(j, model.PendingTopology, "free cards do not meet "+req.String())
 	}
+}
+
+// startBackfill records a backfill start beyond EASY with its risk. A job
+// that cannot checkpoint, admitted on its predicted runtime into cards a
+// reservation claims (its limit would not fit), gets the claim as the end
+// of its window: past it, it is requeued as soon as that starts the
+// reserved job, so an estimate that was wrong never holds a main job.
+func (c *cycle) startBackfill(j *model.Job, cards []int, e jobEst, rk risk, v verdict, how string) {
+	hold := max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1)
+	hold = max(min(hold, c.windowOf(cards)), 1)
+	c.chargeDelay(j, rk)
+	sp := startSpec{
+		hold: hold, kind: model.Backfill, frag: c.classes.Dominant(cards),
+		reason: how + "; " + backfillReason(c.waiting, rk.prob, e.basis.String()), risk: rk,
+	}
+	if v == safe && rk.claimed && !j.Checkpointable && max(baseline.Seconds(j.TimeLimit), 1) > rk.claimT {
+		sp.windowEnd = rk.claimT
+	}
+	c.start(j, cards, e, sp)
 }
 
 // protectionFits: a job placed on cards a reservation claims at t must see
@@ -237,7 +298,7 @@ func (c *cycle) estimateStarts() {
 		if j == nil {
 			continue
 		}
-		e := c.h.estimateOf(c, j)
+		e := c.h.estimateOf(j)
 		d := max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1)
 		after := int64(1)
 		if j.Backfill == model.BackfillOptOut && len(c.resv) > 0 {

@@ -18,7 +18,7 @@ import (
 // candidates (policy huitian), solving with s.
 func NewHuitian(cfg Config, s lp.Solver) *Huitian {
 	h := NewHuitianGreedy(cfg)
-	h.name = "clp"
+	h.name = "huitian"
 	h.lp = s
 	if h.cfg.MaxCandidates <= 0 {
 		h.cfg.MaxCandidates = 256
@@ -122,45 +122,29 @@ type candidate struct {
 	job   *model.Job
 	e     jobEst
 	req   profile.Request
-	thr   float64
 	level int     // the shortest window level the mechanisms allow
 	prob  float64 // preemption probability at that level
 }
 
-// allowedLevel applies the mechanisms to each window level: a job may take
-// cards a reservation claims at T when its preemption probability against
-// that reservation is within its bound (ε, or its own limit if low-risk
-// only) and its protection ends by T; or, checkpointable and not low-risk
-// only, when its protection ends by T. Unclaimed cards carry the exposure
-// to the head's reservation moving (see riskOf).
+// allowedLevel finds the shortest window level at which the admission
+// rule (admit) accepts the candidate: safe first, as the greedy pass asks;
+// only when there is none, a checkpointable job's suspendable level.
+// Claimed levels carry the risk against their reservation, unclaimed ones
+// the exposure to the head's reservation moving (see riskOf).
 func (c *cycle) allowedLevel(cd *candidate, lv *levels) bool {
-	j := cd.job
-	lowRisk := j.Backfill == model.BackfillLowRiskOnly
-	probs := make([]float64, len(lv.t))
+	rks := make([]risk, len(lv.t))
 	for l := range lv.t {
 		if k := lv.res[l]; k >= 0 {
-			probs[l] = estimate.ProbExceeds(&cd.e.dist, &c.resv[k].s)
+			rv := &c.resv[k]
+			rks[l] = risk{prob: estimate.ProbExceeds(&cd.e.dist, &rv.s), claim: rv.s, claimT: rv.t, claimed: true, res: k}
 		} else {
-			probs[l] = c.exposure(&cd.e.dist, cd.job.Cards)
+			rks[l] = risk{prob: c.exposure(&cd.e.dist, cd.job.Cards)}
 		}
 	}
-	protOK := func(l int) bool { return lv.t[l] == profile.Forever || c.protectionFits(cd.e.dist, lv.t[l]) }
-	// Safe first, as the greedy pass: the shortest window where the risk
-	// is within the bound; only when there is none, a checkpointable job's
-	// suspendable window.
-	// Safe means free for the job's (1−ε) runtime quantile and within the
-	// bound, as the greedy pass asks.
-	need := max(ceilSec(cd.e.dist.Quantile(1-cd.thr)), 1)
-	for l := range lv.t {
-		if lv.t[l] >= need && protOK(l) && probs[l] <= cd.thr+1e-12 {
-			cd.level, cd.prob = l, probs[l]
-			return true
-		}
-	}
-	if j.Checkpointable && !lowRisk {
+	for _, want := range []verdict{safe, suspendable} {
 		for l := range lv.t {
-			if protOK(l) && probs[l] <= c.h.cfg.SuspendMaxProb+1e-12 {
-				cd.level, cd.prob = l, probs[l]
+			if c.admit(cd.job, &cd.e, rks[l], lv.t[l]) == want {
+				cd.level, cd.prob = l, rks[l].prob
 				return true
 			}
 		}
@@ -271,10 +255,7 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 		}
 		j := &c.s.Queued[idx]
 		req := profile.RequestOf(j)
-		cd := candidate{idx: idx, job: j, e: h.estimateOf(c, j), req: req, thr: c.params.Epsilon}
-		if j.Backfill == model.BackfillLowRiskOnly {
-			cd.thr = j.MaxPreemptProb
-		}
+		cd := candidate{idx: idx, job: j, e: h.estimateOf(j), req: req}
 		if j.Backfill == model.BackfillOptOut || !c.prof.CanEverFit(req) ||
 			cd.e.dist.Quantile(0.5) > c.params.MaxBackfillRuntime.Seconds() || !c.allowedLevel(&cd, lv) {
 			rest = append(rest, idx)
@@ -345,14 +326,13 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 			continue
 		}
 		rk := c.riskOf(&cd.e.dist, cards)
-		ok := rk.prob <= cd.thr+1e-12 && c.delayOK(cd.job, rk) ||
-			cd.job.Checkpointable && cd.job.Backfill != model.BackfillLowRiskOnly && rk.prob <= c.h.cfg.SuspendMaxProb+1e-12
-		if !ok || rk.claimed && !c.protectionFits(cd.e.dist, rk.claimT) {
+		v := c.admit(cd.job, &cd.e, rk, c.windowOf(cards))
+		if v == rejected {
 			continue
 		}
 		placed[ch.Cand] = true
 		objective += op.Value
-		c.startBackfill(cd.job, cards, cd.e, rk, "placed by the LP")
+		c.startBackfill(cd.job, cards, cd.e, rk, v, "placed by the LP")
 	}
 	c.d.Stats.Objective = objective
 	if out.Bound > 0 {
@@ -551,17 +531,6 @@ func (c *cycle) islandFree(n, l int, lv *levels, m string) int {
 		}
 	}
 	return best
-}
-
-// startBackfill records a backfill start with its risk.
-func (c *cycle) startBackfill(j *model.Job, cards []int, e jobEst, rk risk, how string) {
-	hold := max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1)
-	for _, id := range cards {
-		hold = min(hold, c.prof.Window(id, 0))
-	}
-	c.chargeDelay(j, rk)
-	c.start(j, cards, max(hold, 1), e, model.Backfill, c.classes.Dominant(cards),
-		how+"; "+backfillReason(c.waiting, rk.prob, e.basis.String()), rk.prob, rk.claim, rk.claimed)
 }
 
 func backfillReason(waiting string, p float64, basis string) string {

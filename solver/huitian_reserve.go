@@ -1,214 +1,404 @@
 package solver
 
 import (
+	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/huitian/huitian/solver/baseline"
-
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/baseline"
 	"github.com/huitian/huitian/solver/preempt"
-	"github.com/huitian/huitian/solver/profile"
 )
 
-// reserve gives a blocked job a reservation at the configured quantile of
-// its start distribution, and tells backfill jobs on those cards to yield
-// when the reservation is due.
-func (c *cycle) reserve(j *model.Job) {
-	h := c.h
-	dur := max(ceilSec(j.TimeLimit.Seconds()), 1)
-	req := profile.RequestOf(j)
-	t, cards, ok := c.prof.EarliestStart(1, dur, req)
-	if !ok {
-		c.pending(j, model.PendingNeverFits, "no cards can ever hold "+req.String())
-		return
+// guarantee returns EASY's decision for the snapshot (reservation depth as
+// the snapshot or the config says), made on the users' time limits, the
+// backfill jobs planned to yield (their cards free when they must have
+// yielded) and, of those, the ones to tell now.
+//
+// A backfill job admitted on its predicted runtime into cards a reservation
+// claims (it has a window) counts as ending when its window does: that is
+// its contract. EASY itself would never have started it, and must not
+// reserve around it. Once it has overrun its window and only it keeps the
+// head from starting, it is requeued at once.
+//
+// When other running backfill jobs could yield (checkpointable ones by
+// suspension; ones that cannot checkpoint by requeue once the head has
+// waited past the threshold), EASY is asked again with those jobs ending
+// when they must have yielded. If that starts the head more than MinGain
+// earlier by suspensions alone, or now at all with requeues, that decision
+// is the guarantee and the victims yield.
+func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, tell map[int]preempt.Release, err error) {
+	h, s := c.h, c.s
+	depth := s.Options.ReservationDepth
+	if depth <= 0 {
+		depth = h.cfg.Depth
 	}
-	// Keep the head on the cards it held last cycle unless others serve it
-	// markedly earlier: a reservation that hops to other cards whenever
-	// its own are late leaves the cards it left to long backfill jobs, and
-	// slips again and again.
-	if len(c.resv) == 0 {
-		if tp, prev, ok := c.stickyStart(j, dur); ok && tp <= t+baseline.Seconds(h.cfg.StickySlack) {
-			t, cards = tp, prev
+	h.core.P = baseline.Params{Name: "easy", Depth: depth, Backfill: true}
+	if h.cfg.ExpansionOrder && !c.saturated() {
+		h.core.P.BackfillKey = func(j *model.Job) float64 {
+			e := h.estimateOf(j)
+			m := max(e.dist.Quantile(0.5), minRelief)
+			return -(s.Now.Sub(j.Submit).Seconds() + m) / m
 		}
 	}
-	// Preempting backfill jobs for the head is worth it only when it
-	// starts the head markedly earlier: checkpointable jobs are suspended
-	// when that gains more than MinGain; jobs that cannot checkpoint are
-	// requeued only past the threshold and when nothing else serves the
-	// head now.
-	preempting := false
-	if len(c.resv) == 0 && t > 0 && c.hasReleasable() {
-		mode := releaseCheckpointable
-		if first, seen := h.mem.firstReserved[j.ID]; seen && c.s.Now.Sub(first) > h.cfg.Preempt.Threshold {
-			mode = releaseAll
+	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
+	planned = c.contracts()
+	core, err = h.core.Plan(ctx, c.withReleases(planned))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c.d.Stats.Fallback = core.Stats.Fallback
+	if len(core.Reservations) == 0 {
+		return core, planned, nil, nil
+	}
+	head := core.Reservations[0]
+	t0 := baseline.Rel(s.Now, head.Start)
+	if t0 <= margin {
+		// Only jobs told to yield within the margin keep the head waiting:
+		// those that overran their window are requeued now.
+		return core, planned, c.victims(core, head.JobID, planned), nil
+	}
+	first, seen := h.mem.firstReserved[head.JobID]
+	thresholdPassed := seen && s.Now.Sub(first) > h.cfg.Preempt.Threshold
+	try := func(requeue bool) (*model.Decision, map[int]preempt.Release, int64, bool) {
+		yield := maps.Clone(planned)
+		if yield == nil {
+			yield = map[int]preempt.Release{}
 		}
-		gain := baseline.Seconds(h.cfg.Preempt.MinGain)
-		saved := *c
-		if err := c.reload(mode); err == nil {
-			t1, cards1, ok1 := c.prof.EarliestStart(1, dur, req)
-			worth := ok1 && t-t1 > gain
-			if mode == releaseAll && worth && t1 > marginSeconds(c) {
-				// Cannot checkpoint: only when that serves the head now.
-				c2 := *c
-				*c = saved
-				if err := c.reload(releaseCheckpointable); err == nil {
-					t2, cards2, ok2 := c.prof.EarliestStart(1, dur, req)
-					worth = ok2 && t-t2 > gain
-					t1, cards1 = t2, cards2
-				} else {
-					*c = c2
-				}
+		more := false
+		for i := range s.Running {
+			r := &s.Running[i]
+			if _, ok := yield[i]; ok || r.Kind != model.Backfill {
+				continue
 			}
-			if worth {
-				t, cards, preempting = t1, cards1, true
-			} else {
-				*c = saved
-			}
-		} else {
-			*c = saved
-		}
-	}
-	sd := c.startDistOf(cards)
-	// Place the reservation at the quantile of its start: the cards are
-	// free by then with that confidence.
-	if tq := ceilSec(sd.Quantile(h.cfg.Quantile)); tq > t {
-		free := true
-		for _, id := range cards {
-			if !c.prof.FreeOver(id, tq, tq+dur) {
-				free = false
-				break
+			if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK {
+				yield[i], more = rel, true
 			}
 		}
-		if free {
-			t = tq
+		if !more {
+			return nil, nil, 0, false
+		}
+		d, err := h.core.Plan(ctx, c.withReleases(yield))
+		if err != nil {
+			return nil, nil, 0, false
+		}
+		if startsJob(d, head.JobID) {
+			return d, yield, 0, true
+		}
+		if len(d.Reservations) == 0 || d.Reservations[0].JobID != head.JobID {
+			return nil, nil, 0, false
+		}
+		return d, yield, baseline.Rel(s.Now, d.Reservations[0].Start), true
+	}
+	if d, yield, t1, ok := try(false); ok && t0-t1 > baseline.Seconds(h.cfg.Preempt.MinGain) {
+		return d, yield, c.victims(d, head.JobID, yield), nil
+	}
+	if thresholdPassed {
+		if d, yield, t1, ok := try(true); ok && t1 <= margin && t0-t1 > 0 {
+			return d, yield, c.victims(d, head.JobID, yield), nil
 		}
 	}
-	if err := c.prof.Reserve(cards, t, t+dur); err != nil {
-		panic(fmt.Sprintf("solver: reservation of %s: %v", j.ID, err))
-	}
-	at := c.at(t)
-	conf := sd.CDF(float64(t))
-	// The reservation starts at its reserved time, or later when its cards
-	// are late: a backfill job that ends by then delays no one.
-	c.resv = append(c.resv, resv{job: j, t: t, cards: cards, s: sd.Floor(float64(t)), conf: conf, survive: 1})
-	c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: c.lay.Refs(cards), Start: at, Confidence: conf})
-	c.addPending(j, model.Pending{
-		JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
-		Message: fmt.Sprintf("holds %d cards from %s (confidence %.2f)", len(cards), at.UTC().Format(time.RFC3339), conf),
-	})
-	if c.waiting == "" {
-		c.waiting = j.ID
-	}
-	if preempting {
-		c.preemptFor(j, t, cards)
-	}
+	return core, planned, nil, nil
 }
 
-// stickyStart returns when the cards a job was reserved on last cycle are
-// all free for dur, if they still exist and are usable.
-func (c *cycle) stickyStart(j *model.Job, dur int64) (int64, []int, bool) {
-	refs, ok := c.h.mem.lastCards[j.ID]
-	if !ok || len(refs) != j.Cards {
-		return 0, nil, false
-	}
-	cards := make([]int, len(refs))
-	t := int64(1)
-	for i, r := range refs {
-		id, ok := c.lay.CardID(r)
-		if !ok || !c.lay.Cards[id].Usable {
-			return 0, nil, false
-		}
-		cards[i] = id
-		t = max(t, c.prof.Release(id))
-	}
-	for _, id := range cards {
-		if !c.prof.FreeOver(id, t, t+dur) {
-			return 0, nil, false
+// saturated reports whether the queued work, by the time limits, would
+// keep every usable card busy for longer than SaturatedBacklog.
+func (c *cycle) saturated() bool {
+	usable := 0
+	for _, cd := range c.lay.Cards {
+		if cd.Usable {
+			usable++
 		}
 	}
-	return t, cards, true
+	if usable == 0 {
+		return true
+	}
+	work := 0.0
+	for i := range c.s.Queued {
+		work += float64(c.s.Queued[i].Cards) * c.s.Queued[i].TimeLimit.Seconds()
+	}
+	return work/float64(usable) > c.h.cfg.SaturatedBacklog.Seconds()
 }
 
-// hasReleasable reports whether some running backfill job could be made
-// to yield.
-func (c *cycle) hasReleasable() bool {
+// contracts are the running backfill jobs admitted on their predicted
+// runtime into claimed cards: each is planned to be gone when its window
+// ends, or a margin from now once it has overrun it.
+func (c *cycle) contracts() map[int]preempt.Release {
+	var out map[int]preempt.Release
 	for i := range c.s.Running {
-		if c.s.Running[i].Kind == model.Backfill {
+		r := &c.s.Running[i]
+		w, ok := c.h.mem.window[r.Job.ID]
+		if !ok || r.Kind != model.Backfill {
+			continue
+		}
+		at := w
+		if soon := c.s.Now.Add(c.h.cfg.Preempt.Margin); at.Before(soon) {
+			at = soon
+		}
+		if r.Job.Checkpointable {
+			continue // suspended with notice instead, as any checkpointable job
+		}
+		if out == nil {
+			out = map[int]preempt.Release{}
+		}
+		out[i] = preempt.Release{OK: true, At: at, Action: model.PreemptRequeue, Notice: c.h.cfg.Preempt.Margin,
+			Lost: float64(len(r.Cards)) * at.Sub(r.Start).Seconds()}
+	}
+	return out
+}
+
+// withReleases returns the snapshot with each job in rel ending when it
+// must have yielded (its time limit cut to that), for EASY to plan on.
+func (c *cycle) withReleases(rel map[int]preempt.Release) *model.Snapshot {
+	if len(rel) == 0 {
+		return c.s
+	}
+	alt := *c.s
+	alt.Running = slices.Clone(c.s.Running)
+	for i, r := range rel {
+		if lim := r.At.Sub(alt.Running[i].Start); lim < alt.Running[i].Job.TimeLimit {
+			alt.Running[i].Job.TimeLimit = lim
+		}
+	}
+	return &alt
+}
+
+func startsJob(d *model.Decision, id string) bool {
+	for _, st := range d.Starts {
+		if st.JobID == id {
 			return true
 		}
 	}
 	return false
 }
 
-// reload rebuilds the profile with a release mode and re-applies this
-// cycle's starts. The caller saves and restores the cycle around it.
-func (c *cycle) reload(mode releaseMode) error {
-	if err := c.load(mode); err != nil {
-		return err
+// victims keeps, of the jobs that could yield, those on the head's cards
+// in d that are expected to run past its reservation and are due to be
+// told now (the reservation is within their notice plus the lookahead).
+func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.Release) map[int]preempt.Release {
+	var cards []model.CardRef
+	t := int64(0)
+	if len(d.Reservations) > 0 && d.Reservations[0].JobID == headID {
+		cards = d.Reservations[0].Cards
+		t = baseline.Rel(c.s.Now, d.Reservations[0].Start)
+	} else {
+		return nil // the head starts now: nothing held its cards that had to yield
 	}
-	for k, st := range c.d.Starts {
-		ids := make([]int, len(st.Cards))
-		for i, ref := range st.Cards {
-			ids[i], _ = c.lay.CardID(ref)
-			c.holder[ids[i]] = -2 - k
+	on := map[model.CardRef]bool{}
+	for _, ref := range cards {
+		on[ref] = true
+	}
+	look := baseline.Seconds(c.h.cfg.Preempt.Lookahead)
+	out := map[int]preempt.Release{}
+	for i, rel := range yield {
+		r := &c.s.Running[i]
+		hit := false
+		for _, ref := range r.Cards {
+			if on[ref] {
+				hit = true
+				break
+			}
 		}
-		hold := max(ceilSec(c.startDist[k].Quantile(c.h.cfg.Quantile)), 1)
-		if err := c.prof.Reserve(ids, 0, hold); err != nil {
+		if !hit || r.ProtectedUntil.After(c.s.Now) {
+			continue // protected: a later cycle tells it, once protection ends
+		}
+		if w, ok := c.h.mem.window[r.Job.ID]; ok && rel.Action == model.PreemptRequeue && c.s.Now.Before(w) {
+			continue // within its window: it may yet end in time
+		}
+		due := baseline.Rel(c.s.Now, rel.At)
+		if due > t || t > due+look {
+			continue
+		}
+		out[i] = rel
+	}
+	return out
+}
+
+// applyStarts records every start of the guarantee: regular ones (the
+// main pass) and EASY's backfill, which ends by its time limit before any
+// reservation it could delay. It returns which queued jobs started.
+func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
+	started := make(map[string]bool, len(core.Starts))
+	for _, st := range core.Starts {
+		j := c.jobByID(st.JobID)
+		if j == nil {
+			return nil, fmt.Errorf("solver: the guarantee started %s, which is not queued", st.JobID)
+		}
+		cards, err := c.ids(st.Cards)
+		if err != nil {
+			return nil, err
+		}
+		e := c.h.estimateOf(j)
+		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason}
+		if st.Kind == model.Backfill {
+			sp.reason = "safe backfill: ends by its time limit before any reservation it could delay (EASY); " + st.Reason
+			if c.waiting == "" {
+				c.waiting = waitingOf(st.Reason)
+			}
+		}
+		// A job that fits now is held in the predicted profile no longer
+		// than its cards are free: EASY placed it on its limit.
+		for _, id := range cards {
+			sp.hold = min(sp.hold, c.prof.Window(id, 0))
+		}
+		sp.hold = max(sp.hold, 1)
+		c.start(j, cards, e, sp)
+		started[st.JobID] = true
+	}
+	return started, nil
+}
+
+// waitingOf reads the waiting job's id out of EASY's backfill reason.
+func waitingOf(reason string) string {
+	const pre = "backfilled while "
+	if rest, ok := strings.CutPrefix(reason, pre); ok {
+		if id, _, ok := strings.Cut(rest, " waits"); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+func (c *cycle) ids(refs []model.CardRef) ([]int, error) {
+	ids := make([]int, len(refs))
+	for i, ref := range refs {
+		id, ok := c.lay.CardID(ref)
+		if !ok {
+			return nil, fmt.Errorf("solver: card %s does not exist", ref)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// applyReservations holds EASY's reservations on EASY's cards. In the
+// predicted profile a reservation claims its cards from the Quantile of
+// its start distribution (when the jobs holding them are expected to have
+// ended), never later than EASY's start: backfill beyond EASY judges its
+// windows and its risk by that. The reservation reported is EASY's: the
+// start the time limits guarantee; the expected start goes with the
+// pending entry. Then the head's due preemptions.
+func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Release) error {
+	q := c.h.cfg.Quantile
+	// EASY's intervals first, exactly: they are disjoint where they share
+	// cards (a later reservation may sit before an earlier one's start).
+	for _, r := range core.Reservations {
+		j := c.jobByID(r.JobID)
+		if j == nil {
+			return fmt.Errorf("solver: the guarantee reserved for %s, which is not queued", r.JobID)
+		}
+		cards, err := c.ids(r.Cards)
+		if err != nil {
 			return err
+		}
+		limit := max(baseline.Rel(c.s.Now, r.Start), 1)
+		dur := max(baseline.Seconds(j.TimeLimit), 1)
+		if err := c.prof.Reserve(cards, limit, limit+dur); err != nil {
+			return fmt.Errorf("solver: reservation of %s: %w", j.ID, err)
+		}
+		c.resv = append(c.resv, resv{job: j, t: limit, limit: limit, cards: cards})
+	}
+	// Then each claim from its expected start, where nothing else holds
+	// the cards in between.
+	for k := range c.resv {
+		rv := &c.resv[k]
+		sd := c.startDistOf(rv.cards).Cap(float64(rv.limit))
+		t := min(max(ceilSec(sd.Quantile(q)), 1), rv.limit)
+		for _, id := range rv.cards {
+			t = max(t, min(c.prof.Release(id), rv.limit))
+		}
+		if t < rv.limit {
+			if err := c.prof.Reserve(rv.cards, t, rv.limit); err != nil {
+				t = rv.limit
+			}
+		}
+		rv.t, rv.s = t, sd
+		rv.conf = sd.CDF(float64(t))
+		rv.survive = c.survival(rv.cards, t)
+		j := rv.job
+		at, exp := c.at(rv.limit), c.at(t)
+		c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: core.Reservations[k].Cards, Start: at, Confidence: sd.CDF(float64(rv.limit))})
+		c.addPending(j, model.Pending{
+			JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: exp,
+			Message: fmt.Sprintf("holds %d cards from %s at the latest (by the running jobs' limits); expected from %s (confidence %.2f)",
+				len(rv.cards), at.UTC().Format(time.RFC3339), exp.UTC().Format(time.RFC3339), rv.conf),
+		})
+		if c.waiting == "" {
+			c.waiting = j.ID
+		}
+		if k == 0 && len(tell) > 0 {
+			c.preemptFor(j, rv.limit, tell)
 		}
 	}
 	return nil
 }
 
-// marginSeconds is the requeue notice in whole seconds.
-func marginSeconds(c *cycle) int64 { return max(ceilSec(c.h.cfg.Preempt.Margin.Seconds()), 1) }
-
-// preemptFor emits the preemptions a reservation at t needs: backfill
-// jobs on its cards that may yield (checkpointable, or past the threshold),
-// are expected to run past t, and are not protected now. Each is told once
-// the reservation is within its notice plus the lookahead, with notice =
-// the time until the cards must be free, so that it yields at t, not later
-// because no cycle came at the right moment; the resource manager stops it
-// when the notice runs out, if it has not ended by then.
-func (c *cycle) preemptFor(j *model.Job, t int64, cards []int) {
-	h := c.h
-	first, seen := h.mem.firstReserved[j.ID]
-	thresholdPassed := seen && c.s.Now.Sub(first) > h.cfg.Preempt.Threshold
-	look := baseline.Seconds(h.cfg.Preempt.Lookahead)
-	// Only jobs the reservation was planned to take cards from yield.
-	var victims []preempt.Candidate
-	seenJob := map[int]bool{}
+// survival is the probability that none of the running backfill jobs
+// admitted into windows on cards still runs at t: the risk that earlier
+// cycles already put on a reservation, which this cycle's admissions add
+// to (delayOK bounds the total by ε).
+func (c *cycle) survival(cards []int, t int64) float64 {
+	p := 1.0
+	seen := map[int]bool{}
 	for _, id := range cards {
-		ri := c.holder[id]
-		if ri < 0 || seenJob[ri] {
+		i, ok := c.holder[id].running()
+		if !ok || seen[i] {
 			continue
 		}
-		seenJob[ri] = true
-		r := &c.s.Running[ri]
-		if r.ProtectedUntil.After(c.s.Now) {
-			continue // protected: a later cycle tells it, once protection ends
+		seen[i] = true
+		r := &c.s.Running[i]
+		if _, windowed := c.h.mem.window[r.Job.ID]; windowed && !r.Job.Checkpointable {
+			p *= c.runRem[i].CDF(float64(t))
 		}
-		rel := preempt.ReleaseOf(h.cfg.Preempt, r, c.s.Now, thresholdPassed)
-		if !rel.OK {
-			continue
-		}
-		due := ceilSec(rel.At.Sub(c.s.Now).Seconds())
-		if due > t || t > due+look {
-			continue // not needed for this reservation, or not yet
-		}
+	}
+	return p
+}
+
+// preemptFor emits the preemptions of the head's victims, with a notice
+// that runs out when its reservation starts, so that the cards are free
+// then and not later because no cycle came at the right moment. The
+// resource manager stops a job when its notice runs out, if it has not
+// ended by then.
+func (c *cycle) preemptFor(j *model.Job, t int64, yield map[int]preempt.Release) {
+	var victims []preempt.Candidate
+	for i, rel := range yield {
+		r := &c.s.Running[i]
 		// Expected to end by the reservation: let it finish.
-		if c.runRem[ri].Quantile(h.cfg.Quantile) <= float64(t) {
+		if c.runRem[i].Quantile(c.h.cfg.Quantile) <= float64(t) && rel.Action == model.PreemptSuspend {
 			continue
 		}
 		rel.Notice = time.Duration(t) * time.Second
-		victims = append(victims, preempt.Candidate{Index: ri, Release: rel, Start: r.Start, ID: r.Job.ID})
+		victims = append(victims, preempt.Candidate{Index: i, Release: rel, Start: r.Start, ID: r.Job.ID})
 	}
 	preempt.Order(victims)
 	for _, v := range victims {
+		why := "%s's reservation at %s claims its cards"
+		if w, ok := c.h.mem.window[v.ID]; ok && !c.s.Now.Before(w) {
+			why = "%s's reservation at %s claims its cards, and it ran past the window it was admitted into"
+		}
 		c.d.Preemptions = append(c.d.Preemptions, model.Preemption{
 			JobID: v.ID, Action: v.Release.Action, Notice: v.Release.Notice, ForJobID: j.ID,
-			Reason: fmt.Sprintf("%s's reservation at %s claims its cards", j.ID, c.at(t).UTC().Format(time.RFC3339)),
+			Reason: fmt.Sprintf(why, j.ID, c.at(t).UTC().Format(time.RFC3339)),
 		})
 	}
+}
+
+// candidates are the queued jobs the guarantee neither started nor
+// reserved for, in queue order.
+func (c *cycle) candidates(started map[string]bool) []int {
+	reserved := make(map[string]bool, len(c.resv))
+	for _, r := range c.resv {
+		reserved[r.job.ID] = true
+	}
+	out := make([]int, 0, len(c.s.Queued)-len(started))
+	for _, idx := range c.h.queueOrder(c.s.Queued) {
+		id := c.s.Queued[idx].ID
+		if !started[id] && !reserved[id] {
+			out = append(out, idx)
+		}
+	}
+	return out
 }

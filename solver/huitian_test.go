@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,13 +83,26 @@ func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 			h.mem.firstReserved[j.ID] = now.Add(-2 * time.Hour)
 		}
 	}
+	// Some running backfill jobs were admitted into a window, which has
+	// ended for some of them.
+	for _, r := range s.Running {
+		if r.Kind == model.Backfill && rapid.IntRange(0, 2).Draw(t, "windowed") == 0 {
+			h.mem.window[r.Job.ID] = now.Add(time.Duration(rapid.IntRange(-60, 60).Draw(t, "windowEnd")) * time.Minute)
+		}
+	}
 	return s, h
 }
 
-// TestHuitianInvariants: opted-out jobs never backfill; low-risk jobs
-// never above their limit; regular and protected jobs never preempted; a
-// job that cannot checkpoint only after the threshold; every queued job
-// accounted for once.
+// TestHuitianInvariants: what the baseline property test checks — no card
+// in two places at once, topology honoured — and the mechanisms' own rules:
+// opted-out jobs never backfill; low-risk jobs never above their limit;
+// regular and protected jobs never preempted; a job that cannot checkpoint
+// only after the threshold or once it overran its window; every queued job
+// accounted for once; and a reservation is never delayed by a backfill
+// start except through a preemption the rules allow: a backfill start on
+// a reservation's cards ends by its time limit before the reservation
+// starts (EASY's rule), or can checkpoint (suspended with notice), or has a
+// window that ends by then (requeued past it).
 func TestHuitianInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, h := randomWorld(t)
@@ -96,14 +110,33 @@ func TestHuitianInvariants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lay := s.Cluster.Layout()
 		jobs := map[string]*model.Job{}
 		for i := range s.Queued {
 			jobs[s.Queued[i].ID] = &s.Queued[i]
 		}
+		held := map[model.CardRef]string{}
+		for _, r := range s.Running {
+			for _, ref := range r.Cards {
+				held[ref] = r.Job.ID
+			}
+		}
+		started := map[string]bool{}
 		for _, st := range d.Starts {
 			j := jobs[st.JobID]
 			if j == nil {
 				t.Fatalf("started unknown job %s", st.JobID)
+			}
+			if started[j.ID] {
+				t.Fatalf("%s started twice", j.ID)
+			}
+			started[j.ID] = true
+			modeltest.CheckTopology(t, lay, j, st.Cards)
+			for _, ref := range st.Cards {
+				if other, ok := held[ref]; ok {
+					t.Fatalf("%s started on %v, which %s holds", j.ID, ref, other)
+				}
+				held[ref] = j.ID
 			}
 			if st.Kind == model.Backfill && j.Backfill == model.BackfillOptOut {
 				t.Fatalf("opted-out %s started as backfill", j.ID)
@@ -116,6 +149,25 @@ func TestHuitianInvariants(t *testing.T) {
 			}
 			if st.Kind == model.Backfill && !st.ProtectedUntil.After(s.Now) {
 				t.Fatalf("backfill start %s without protection", j.ID)
+			}
+		}
+		for _, r := range d.Reservations {
+			j := jobs[r.JobID]
+			modeltest.CheckTopology(t, lay, j, r.Cards)
+			on := map[model.CardRef]bool{}
+			for _, ref := range r.Cards {
+				on[ref] = true
+			}
+			for _, st := range d.Starts {
+				b := jobs[st.JobID]
+				if st.Kind != model.Backfill || !slices.ContainsFunc(st.Cards, func(c model.CardRef) bool { return on[c] }) {
+					continue
+				}
+				byLimit := !s.Now.Add(b.TimeLimit).After(r.Start)
+				windowed := !st.WindowEnd.IsZero() && !st.WindowEnd.After(r.Start)
+				if !byLimit && !b.Checkpointable && !windowed {
+					t.Fatalf("backfill %s on %s's cards ends by neither its limit nor a window before %v", b.ID, r.JobID, r.Start)
+				}
 			}
 		}
 		running := map[string]*model.Running{}
@@ -138,8 +190,11 @@ func TestHuitianInvariants(t *testing.T) {
 				t.Fatalf("checkpointable %s got %v", p.JobID, p.Action)
 			case !r.Job.Checkpointable:
 				first, ok := h.mem.firstReserved[p.ForJobID]
-				if p.Action != model.PreemptRequeue || !ok || s.Now.Sub(first) <= h.cfg.Preempt.Threshold {
-					t.Fatalf("%s (cannot checkpoint) preempted by %v for %s before the threshold", p.JobID, p.Action, p.ForJobID)
+				past := ok && s.Now.Sub(first) > h.cfg.Preempt.Threshold
+				w, windowed := h.mem.window[p.JobID]
+				overran := windowed && !s.Now.Before(w)
+				if p.Action != model.PreemptRequeue || !past && !overran {
+					t.Fatalf("%s (cannot checkpoint) preempted by %v for %s before the threshold and within its window", p.JobID, p.Action, p.ForJobID)
 				}
 			}
 		}

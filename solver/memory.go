@@ -16,8 +16,9 @@ type memory struct {
 	tuner tune.State
 	// firstReserved: the reservation start a job got when first reserved.
 	firstReserved map[string]time.Time
-	// lastCards: the cards of each job's reservation in the last decision.
-	lastCards map[string][]model.CardRef
+	// window: when the window ends of each running backfill job admitted
+	// on its predicted runtime into claimed cards (Start.WindowEnd).
+	window map[string]time.Time
 	// preempted: jobs preempted since they last started; their partial runs
 	// do not teach the runtime history.
 	preempted map[string]bool
@@ -31,7 +32,7 @@ func newMemory(cfg Config) memory {
 		hist:          estimate.NewWindow(cfg.Estimate),
 		tuner:         tune.NewState(cfg.Tune),
 		firstReserved: map[string]time.Time{},
-		lastCards:     map[string][]model.CardRef{},
+		window:        map[string]time.Time{},
 		preempted:     map[string]bool{},
 	}
 }
@@ -49,11 +50,13 @@ func (h *Huitian) Observe(e model.Event) {
 		}
 	case model.EventPreempted:
 		m.preempted[e.JobID] = true
+		delete(m.window, e.JobID)
 		m.tuner.Backfill(h.cfg.Tune, false, e.Time)
 	case model.EventFinished:
 		wasPreempted := m.preempted[e.JobID]
 		delete(m.preempted, e.JobID)
 		delete(m.firstReserved, e.JobID)
+		delete(m.window, e.JobID)
 		if e.Alloc == model.Backfill && !wasPreempted {
 			m.tuner.Backfill(h.cfg.Tune, true, e.Time)
 		}
@@ -75,12 +78,15 @@ func (h *Huitian) Observe(e model.Event) {
 // first starts, and the capacity used by backfill since the last cycle.
 func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 	m := &h.mem
-	clear(m.lastCards)
 	for _, r := range d.Reservations {
 		if _, ok := m.firstReserved[r.JobID]; !ok {
 			m.firstReserved[r.JobID] = r.Start
 		}
-		m.lastCards[r.JobID] = r.Cards
+	}
+	for _, st := range d.Starts {
+		if !st.WindowEnd.IsZero() {
+			m.window[st.JobID] = st.WindowEnd
+		}
 	}
 	if !m.lastNow.IsZero() && s.Now.After(m.lastNow) {
 		dt := s.Now.Sub(m.lastNow).Seconds()

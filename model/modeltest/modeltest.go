@@ -86,3 +86,39 @@ func Refs(node string, first, n int) []model.CardRef {
 	}
 	return out
 }
+
+// Fataler is what CheckTopology needs of a test (testing.T, rapid.T).
+type Fataler interface {
+	Fatalf(format string, args ...any)
+}
+
+// CheckTopology fails t unless refs are j's card count and meet its
+// topology constraint (one node for same-node and same-island, one leaf
+// switch for same-switch).
+func CheckTopology(t Fataler, lay *model.Layout, j *model.Job, refs []model.CardRef) {
+	if len(refs) != j.Cards {
+		t.Fatalf("%s: %d cards, want %d", j.ID, len(refs), j.Cards)
+	}
+	nodes := map[string]int{}
+	sw := map[string]bool{}
+	for _, r := range refs {
+		nodes[r.Node]++
+		c, _ := lay.CardID(r)
+		n := lay.Nodes[lay.Cards[c].Node]
+		if n.Switch >= 0 {
+			sw[lay.Switches[n.Switch]] = true
+		} else {
+			sw["node:"+n.Name] = true
+		}
+	}
+	switch j.Topology {
+	case model.TopologySameNode, model.TopologySameIsland:
+		if len(nodes) != 1 {
+			t.Fatalf("%s (%s) on %d nodes", j.ID, j.Topology, len(nodes))
+		}
+	case model.TopologySameSwitch:
+		if len(sw) != 1 {
+			t.Fatalf("%s (same-switch) under %d switches", j.ID, len(sw))
+		}
+	}
+}

@@ -24,6 +24,9 @@ type Params struct {
 	// ShortestFirst orders backfill candidates by time limit, shortest first
 	// (ties keep queue order), once the reservations are made.
 	ShortestFirst bool
+	// BackfillKey, when set, orders the backfill candidates instead: by
+	// increasing key, ties in queue order.
+	BackfillKey func(j *model.Job) float64
 }
 
 // DefaultHybridDepth is the reservation depth of PolicyHybridDepth when the
@@ -212,7 +215,15 @@ func (w *walker) run(order []int) {
 	}
 	rest := order[i:]
 	// 2. Backfill the rest, shortest limit first for SJBF.
-	if w.p.ShortestFirst {
+	switch {
+	case w.p.BackfillKey != nil:
+		keys := make(map[int]float64, len(rest))
+		for _, k := range rest {
+			keys[k] = w.p.BackfillKey(&q[k])
+		}
+		rest = slices.Clone(rest)
+		slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+	case w.p.ShortestFirst:
 		rest = slices.Clone(rest)
 		slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(q[a].TimeLimit, q[b].TimeLimit) })
 	}

@@ -113,7 +113,7 @@ func TestPlanInvariants(t *testing.T) {
 			}
 			started[st.JobID] = true
 			claim(st.JobID, st.Cards, 0, Seconds(j.TimeLimit))
-			checkTopology(t, lay, j, st.Cards)
+			modeltest.CheckTopology(t, lay, j, st.Cards)
 			if st.Kind == model.Backfill && j.Backfill == model.BackfillOptOut {
 				t.Fatalf("opted-out %s started as backfill", j.ID)
 			}
@@ -122,7 +122,7 @@ func TestPlanInvariants(t *testing.T) {
 			j := jobs[r.JobID]
 			st := Rel(s.Now, r.Start)
 			claim(r.JobID, r.Cards, st, st+Seconds(j.TimeLimit))
-			checkTopology(t, lay, j, r.Cards)
+			modeltest.CheckTopology(t, lay, j, r.Cards)
 		}
 		// An opted-out job's reservation starts no earlier than any
 		// reservation of a job ahead of it.
@@ -209,34 +209,6 @@ func TestPlanInvariants(t *testing.T) {
 			t.Fatalf("%d starts + %d pending != %d queued", len(d.Starts), len(d.Pending), len(s.Queued))
 		}
 	})
-}
-
-func checkTopology(t *rapid.T, lay *model.Layout, j *model.Job, refs []model.CardRef) {
-	if len(refs) != j.Cards {
-		t.Fatalf("%s: %d cards, want %d", j.ID, len(refs), j.Cards)
-	}
-	nodes := map[string]int{}
-	sw := map[string]bool{}
-	for _, r := range refs {
-		nodes[r.Node]++
-		c, _ := lay.CardID(r)
-		n := lay.Nodes[lay.Cards[c].Node]
-		if n.Switch >= 0 {
-			sw[lay.Switches[n.Switch]] = true
-		} else {
-			sw["node:"+n.Name] = true
-		}
-	}
-	switch j.Topology {
-	case model.TopologySameNode, model.TopologySameIsland:
-		if len(nodes) != 1 {
-			t.Fatalf("%s (%s) on %d nodes", j.ID, j.Topology, len(nodes))
-		}
-	case model.TopologySameSwitch:
-		if len(sw) != 1 {
-			t.Fatalf("%s (same-switch) under %d switches", j.ID, len(sw))
-		}
-	}
 }
 
 // TestPlanDoesNotModifySnapshot: planning is a pure query.

@@ -96,11 +96,14 @@ func push[T any](s []T, v T, n int) []T {
 	return s
 }
 
-// Backfill records a finished or preempted backfill job.
+// Backfill records a finished or preempted backfill job. The controller
+// adjusts every Every outcomes, and at once on a preemption while the
+// window's completion rate is below target: a fall is answered within the
+// window, not after it has filled with more failures.
 func (s *State) Backfill(c Config, completed bool, at time.Time) {
 	s.Outcomes = push(s.Outcomes, completed, c.Window)
 	s.SinceAdjust++
-	if s.SinceAdjust >= c.Every {
+	if s.SinceAdjust >= c.Every || !completed && s.Measures().CompletionRate < c.CompletionTarget {
 		s.adjust(c, at)
 	}
 }
@@ -168,16 +171,23 @@ func (s *State) adjust(c Config, at time.Time) {
 	m := s.Measures()
 	p := &s.Params
 	// 1. Completion rate below target: shrink the maximum backfill runtime
-	// multiplicatively; above: grow it additively.
+	// multiplicatively, and ε with it (admit only what is more surely done
+	// in time); above: grow the runtime additively.
+	low := !math.IsNaN(m.CompletionRate) && m.CompletionRate < c.CompletionTarget
 	if !math.IsNaN(m.CompletionRate) {
 		old := p.MaxBackfillRuntime
-		if m.CompletionRate < c.CompletionTarget {
+		if low {
 			p.MaxBackfillRuntime = max(time.Duration(float64(old)*c.RuntimeShrink), c.RuntimeMin)
 		} else {
 			p.MaxBackfillRuntime = min(old+c.RuntimeGrow, c.RuntimeMax)
 		}
 		if p.MaxBackfillRuntime != old {
 			s.log(Change{at, "max_backfill_runtime", old.Seconds(), p.MaxBackfillRuntime.Seconds(),
+				fmt.Sprintf("completion rate %.3f vs target %.3f", m.CompletionRate, c.CompletionTarget)})
+		}
+		if old := p.Epsilon; low && old > c.EpsilonMin {
+			p.Epsilon = max(old*c.EpsilonShrink, c.EpsilonMin)
+			s.log(Change{at, "epsilon", old, p.Epsilon,
 				fmt.Sprintf("completion rate %.3f vs target %.3f", m.CompletionRate, c.CompletionTarget)})
 		}
 	}
@@ -194,8 +204,9 @@ func (s *State) adjust(c Config, at time.Time) {
 				fmt.Sprintf("main-wait delta %.0fs vs target %.0fs", m.MainWaitDelta, c.MainWaitTarget.Seconds())})
 		}
 	}
-	// 3. Estimates often wrong: accept less risk; else relax back.
-	if !math.IsNaN(m.EstimatorExceed) {
+	// 3. Estimates often wrong: accept less risk; else relax back (not
+	// while completion is below target).
+	if !math.IsNaN(m.EstimatorExceed) && !low {
 		old := p.Epsilon
 		if m.EstimatorExceed > c.ExceedTarget {
 			p.Epsilon = max(old*c.EpsilonShrink, c.EpsilonMin)

@@ -49,3 +49,28 @@ func TestParamsStayInBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestFallIsAnsweredWithinTheWindow: with the window full of completions,
+// a run of preemptions that takes the rate below target tightens the
+// maximum runtime and ε at once, before Every more outcomes arrive. (Before,
+// the controller waited for Every outcomes whatever they were.)
+func TestFallIsAnsweredWithinTheWindow(t *testing.T) {
+	c := Defaults()
+	s := NewState(c)
+	at := time.Unix(0, 0)
+	for range 190 {
+		s.Backfill(c, true, at)
+	}
+	before := s.Params
+	n := 0
+	for s.Measures().CompletionRate >= c.CompletionTarget {
+		s.Backfill(c, false, at)
+		n++
+	}
+	if n >= c.Every {
+		t.Fatalf("took %d preemptions to fall below target", n)
+	}
+	if s.Params.Epsilon >= before.Epsilon || s.Params.MaxBackfillRuntime >= before.MaxBackfillRuntime {
+		t.Fatalf("after the fall (%d preemptions since the last adjustment) params %+v, before %+v", n, s.Params, before)
+	}
+}
