@@ -117,11 +117,9 @@ func NewHuitianGreedy(cfg Config) *Huitian {
 	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg), core: baseline.New(baseline.Params{})}
 }
 
-// holder says who holds a card now: nobody, a running job of the snapshot,
-// or a job started this cycle.
+// holder says who holds a card now: nobody (the zero value), a running
+// job of the snapshot, or a job started this cycle.
 type holder int32
-
-const noHolder holder = 0
 
 func runningHolder(i int) holder { return holder(i + 1) }
 func startedHolder(k int) holder { return holder(-k - 1) }
