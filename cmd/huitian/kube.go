@@ -29,6 +29,8 @@ func newKubeCmd() *cobra.Command {
 		logFormat, logLevel                      string
 		interval                                 time.Duration
 		depth                                    int32
+		qps                                      float32
+		burst                                    int
 	)
 	cmd := &cobra.Command{
 		Use:   "kube",
@@ -68,6 +70,9 @@ ServiceAccount. Its state lives on the Jobs: a restart loses nothing.`,
 			if err != nil {
 				return exitWith(2, err)
 			}
+			// A cycle writes to many Jobs (admissions, Events, users' views):
+			// client-go's default of 5 requests a second would make it slow.
+			rc.QPS, rc.Burst = qps, burst
 			cs, err := kubernetes.NewForConfig(rc)
 			if err != nil {
 				return err
@@ -110,6 +115,8 @@ ServiceAccount. Its state lives on the Jobs: a restart loses nothing.`,
 	f.StringVar(&cfg.Attributes.Island, "attr-nvlink-island", cfg.Attributes.Island, "device attribute (string): the card's NVLink island on its node")
 	f.StringVar(&cfg.Attributes.Memory, "capacity-memory", cfg.Attributes.Memory, "device capacity: the card's memory")
 	f.StringVar(&cfg.SwitchLabel, "switch-label", cfg.SwitchLabel, "node label naming the node's switch/rack domain (\"\": one domain)")
+	f.Float32Var(&qps, "kube-qps", 50, "most Kubernetes API requests a second")
+	f.IntVar(&burst, "kube-burst", 100, "Kubernetes API request burst")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd

@@ -344,21 +344,22 @@ func (d *Driver) Inform(ctx context.Context, snap *rm.Snapshot, plan *pb.PlanRes
 		text string
 		at   *timestamppb.Timestamp
 	}
+	// The text has no times in it (the estimated start is an annotation of
+	// its own), so that a reservation that moves with the clock does not
+	// make an Event every cycle.
 	waits := map[string]why{}
 	for _, r := range plan.GetReservations() {
-		waits[r.GetJobId()] = why{fmt.Sprintf("Reserved: cards %s (confidence %.2f)", encodeCards(r.GetCards()), r.GetConfidence()), r.GetStartTime()}
+		waits[r.GetJobId()] = why{fmt.Sprintf("reserved: cards %s (confidence %.2f)", encodeCards(r.GetCards()), r.GetConfidence()), r.GetStartTime()}
 	}
 	for _, p := range plan.GetPending() {
-		w := waits[p.GetJobId()]
-		reason := strings.TrimPrefix(p.GetReason().String(), "PENDING_REASON_")
-		t := fmt.Sprintf("Waiting (%s): %s", strings.ToLower(reason), p.GetMessage())
-		if w.text != "" {
-			t = w.text + "; " + t
+		w, reserved := waits[p.GetJobId()]
+		if !reserved {
+			w.text = strings.ToLower(strings.TrimPrefix(p.GetReason().String(), "PENDING_REASON_")) + ": " + p.GetMessage()
 		}
 		if w.at == nil {
 			w.at = p.GetEstimatedStart()
 		}
-		waits[p.GetJobId()] = why{t, w.at}
+		waits[p.GetJobId()] = w
 	}
 	var errs []error
 	for _, q := range snap.Queued {
@@ -376,7 +377,7 @@ func (d *Driver) Inform(ctx context.Context, snap *rm.Snapshot, plan *pb.PlanRes
 		if w.at != nil {
 			est = formatTime(w.at.AsTime().Truncate(time.Second))
 		}
-		if old, ok := parseTime(j.Annotations[AnnEstimatedStart]); est != "" && (!ok || absDur(old.Sub(w.at.AsTime())) >= 30*time.Second) {
+		if old, ok := parseTime(j.Annotations[AnnEstimatedStart]); est != "" && (!ok || absDur(old.Sub(w.at.AsTime())) >= EstimateSlack) {
 			ann[AnnEstimatedStart] = est
 		}
 		changed := j.Annotations[AnnWaiting] != w.text
@@ -387,7 +388,9 @@ func (d *Driver) Inform(ctx context.Context, snap *rm.Snapshot, plan *pb.PlanRes
 			continue
 		}
 		if err := d.patchJob(ctx, j, map[string]any{"metadata": map[string]any{"annotations": ann}}); err != nil {
-			errs = append(errs, err)
+			if errs = append(errs, err); len(errs) == 3 {
+				return fmt.Errorf("%w (and the rest of this cycle's jobs left)", errors.Join(errs...))
+			}
 			continue
 		}
 		if changed {
@@ -403,6 +406,12 @@ func (d *Driver) Inform(ctx context.Context, snap *rm.Snapshot, plan *pb.PlanRes
 }
 
 func absDur(d time.Duration) time.Duration { return max(d, -d) }
+
+// EstimateSlack is how far a waiting Job's estimated start may move before
+// the adapter writes the annotation again: estimates move with the clock,
+// and a write per waiting Job per cycle would load the API server.
+// GetJobInsight has the exact figure.
+const EstimateSlack = 30 * time.Second
 
 // ConditionType is the Job condition huitian keeps: True while it runs on
 // cards huitian gave it (reason Regular or Backfill), False while it waits

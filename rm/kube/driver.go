@@ -265,7 +265,7 @@ func (d *Driver) observe(ctx context.Context, j *batchv1.Job, now time.Time, s *
 		}
 		if p, err := strconv.ParseFloat(a[AnnProgress], 64); err == nil && p >= 0 && p <= 1 {
 			rj.Progress = p
-			if a[AnnReportedProg] != a[AnnProgress] {
+			if rp, err := strconv.ParseFloat(a[AnnReportedProg], 64); err != nil || rp != p {
 				s.Events = append(s.Events, &pb.JobEvent{JobId: jobID(j), Kind: pb.JobEventKind_JOB_EVENT_KIND_PROGRESS,
 					Time: timestamppb.New(now), Progress: p})
 			}

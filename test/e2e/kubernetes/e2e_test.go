@@ -36,12 +36,15 @@ const (
 
 // env is what scripts/e2e-kubernetes.sh hands the test.
 type env struct {
-	runDir, admin, adapter, huitian, kubectl string
+	runDir, admin, adapter, huitian, huitianRace, kubectl string
 }
 
 func getenv(t *testing.T) env {
 	e := env{os.Getenv("E2E_RUN_DIR"), os.Getenv("E2E_ADMIN_KUBECONFIG"), os.Getenv("E2E_ADAPTER_KUBECONFIG"),
-		os.Getenv("E2E_HUITIAN"), os.Getenv("E2E_KUBECTL")}
+		os.Getenv("E2E_HUITIAN"), os.Getenv("E2E_HUITIAN_RACE"), os.Getenv("E2E_KUBECTL")}
+	if e.huitianRace == "" {
+		e.huitianRace = e.huitian
+	}
 	if e.admin == "" || e.adapter == "" || e.huitian == "" {
 		t.Skip("the Kubernetes end-to-end test runs under `make e2e-kubernetes`, which starts the cluster")
 	}
@@ -176,13 +179,12 @@ type watcher struct {
 	claimed    map[string][]string // "job|plan" → devices its claims got
 	checked    int                 // allocations compared with the plan
 	jobs       map[string]*batchv1.Job
-	est        map[string]time.Time // a job's last estimated start before it started
 	started    map[string]time.Time // a job's first started-at
 }
 
 func newWatcher() *watcher {
 	return &watcher{holder: map[string]string{}, claimed: map[string][]string{}, jobs: map[string]*batchv1.Job{},
-		est: map[string]time.Time{}, started: map[string]time.Time{}}
+		started: map[string]time.Time{}}
 }
 
 func (w *watcher) claim(cs kubernetes.Interface, c *resourcev1.ResourceClaim, deleted bool) {
@@ -248,20 +250,9 @@ func (w *watcher) job(j *batchv1.Job) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.jobs[j.Name] = j
-	if s, ok := j.Annotations[kube.AnnStartedAt]; ok {
-		if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			if _, seen := w.started[j.Name]; !seen {
-				w.started[j.Name] = at
-			}
-		}
-		return
-	}
-	if _, seen := w.started[j.Name]; seen {
-		return
-	}
-	if s, ok := j.Annotations[kube.AnnEstimatedStart]; ok {
-		if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			w.est[j.Name] = at
+	if at, err := time.Parse(time.RFC3339Nano, j.Annotations[kube.AnnStartedAt]); err == nil {
+		if _, seen := w.started[j.Name]; !seen {
+			w.started[j.Name] = at
 		}
 	}
 }
@@ -294,6 +285,32 @@ func describe(t *testing.T, e env, name, file string) string {
 	return string(out)
 }
 
+// restartAPIServer kills kube-apiserver (SIGKILL: a crash; its state is in
+// etcd) and starts it again with the same flags, through the script that
+// started it.
+func restartAPIServer(t *testing.T, e env, cs kubernetes.Interface) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.runDir, "apiserver.pid"))
+	if err != nil {
+		t.Fatalf("kube-apiserver pid: %v", err)
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	syscall.Kill(pid, syscall.SIGKILL)
+	waitFor(t, "kube-apiserver to exit", time.Minute, func() bool {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || strings.Contains(string(st), ") Z ") // gone, or a zombie its parent has not reaped
+	})
+	if out, err := exec.Command(filepath.Join(e.runDir, "apiserver.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("start kube-apiserver: %v: %s", err, out)
+	}
+	waitFor(t, "kube-apiserver to be ready", 2*time.Minute, func() bool {
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		return err == nil && string(body) == "ok"
+	})
+	t.Logf("kube-apiserver restarted")
+}
+
 func hasCond(j *batchv1.Job, typ batchv1.JobConditionType) bool {
 	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool { return c.Type == typ && c.Status == corev1.ConditionTrue })
 }
@@ -317,11 +334,26 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 	url := serveURL(t, serve.log, serve.done)
+	c := client.New(url)
+	insight := func(name string) (*pb.JobInsight, error) {
+		in, err := c.GetJobInsight(context.Background(), connect.NewRequest(&pb.GetJobInsightRequest{ClusterId: "kubernetes", JobId: ns + "/" + name}))
+		if err != nil {
+			return nil, err
+		}
+		return in.Msg.GetInsight(), nil
+	}
 	adapter := &proc{t: t, name: "huitian kube", log: filepath.Join(e.runDir, "kube.log"),
-		args: []string{e.huitian, "kube", "--kubeconfig", e.adapter, "--server", url, "--dra-driver", "gpu.huitian.dev",
+		args: []string{e.huitianRace, "kube", "--kubeconfig", e.adapter, "--server", url, "--dra-driver", "gpu.huitian.dev",
 			"--device-class", "gpu.huitian.dev", "--switch-label", "rack", "--interval", interval.String(),
 			"--policy", "huitian", "--log-level", "debug"}}
 	adapter.start()
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(adapter.log)
+			lines := strings.Split(string(b), "\n")
+			t.Logf("last lines of %s:\n%s", adapter.log, strings.Join(lines[max(0, len(lines)-60):], "\n"))
+		}
+	})
 	t.Cleanup(func() {
 		if err := adapter.stop(); err != nil {
 			t.Errorf("huitian kube: %v", err)
@@ -354,15 +386,21 @@ func TestKubernetes(t *testing.T) {
 
 	// 3. Phase 1: three nodes held (one briefly), a 16-card job that must
 	// wait for a reservation, and a checkpointable 8-card job backfilled on
-	// the free node past the reservation's cards' release, so that it is
-	// suspended when the short holder ends early.
-	ckpt := map[string]string{kube.AnnCheckpointable: "true", kube.AnnCheckpointCost: "3s", kube.AnnUser: "carol", kube.AnnClass: "search"}
+	// the fourth node (its limit fits before the reservation), so that when
+	// the short holder ends early, the 16-card job's reservation comes due
+	// on the checkpointable job's cards and it is suspended. The planner
+	// preempts only for a gain of more than 10 minutes and protects a
+	// backfill job for 10-20% of its estimated runtime, so these run on
+	// minutes, not seconds.
+	ckpt := map[string]string{kube.AnnCheckpointable: "true", kube.AnnCheckpointCost: "5s", kube.AnnUser: "carol", kube.AnnClass: "search"}
+	long := map[string]string{kube.AnnUser: "alice", kube.AnnClass: "training"}
 	phase1 := []workJob{
-		{name: "p1-a-hold-short", pods: 1, perPod: 8, runtime: 20 * time.Second, limit: 120 * time.Second, ann: map[string]string{kube.AnnUser: "alice"}},
-		{name: "p1-b-hold-long", pods: 1, perPod: 8, runtime: 150 * time.Second, limit: 300 * time.Second, ann: map[string]string{kube.AnnUser: "alice"}},
-		{name: "p1-c-hold-long", pods: 1, perPod: 8, runtime: 150 * time.Second, limit: 300 * time.Second, ann: map[string]string{kube.AnnUser: "alice"}},
-		{name: "p1-d-big16", pods: 2, perPod: 8, runtime: 20 * time.Second, limit: 60 * time.Second, ann: map[string]string{kube.AnnUser: "bob", kube.AnnClass: "training", kube.AnnBackfill: "opt-out"}},
-		{name: "p1-e-ckpt", pods: 1, perPod: 8, runtime: 70 * time.Second, limit: 80 * time.Second, ann: ckpt},
+		{name: "p1-a-hold-short", pods: 1, perPod: 8, runtime: 15 * time.Second, limit: 30 * time.Minute, ann: long},
+		{name: "p1-b-hold-long", pods: 1, perPod: 8, runtime: 5 * time.Minute, limit: time.Hour, ann: long},
+		{name: "p1-c-hold-long", pods: 1, perPod: 8, runtime: 5 * time.Minute, limit: time.Hour, ann: long},
+		{name: "p1-d-big16", pods: 2, perPod: 8, runtime: 30 * time.Second, limit: 10 * time.Minute,
+			ann: map[string]string{kube.AnnUser: "bob", kube.AnnClass: "training", kube.AnnBackfill: "opt-out"}},
+		{name: "p1-e-ckpt", pods: 1, perPod: 8, runtime: 4 * time.Minute, limit: 15 * time.Minute, ann: ckpt},
 	}
 	for _, j := range phase1 {
 		create(ctx, t, cs, j)
@@ -377,7 +415,19 @@ func TestKubernetes(t *testing.T) {
 		return j != nil && j.Annotations[kube.AnnAllocation] == "backfill"
 	})
 	t.Logf("a backfill job:\n%s", describe(t, e, "p1-e-ckpt", "describe-backfill.txt"))
-	waitFor(t, "the 16-card job to start", 5*time.Minute, func() bool { return w.get("p1-d-big16").Annotations[kube.AnnStartedAt] != "" })
+	// The service's reservation for it, as last planned before it started.
+	var bigEst time.Time
+	waitFor(t, "the 16-card job to start", 15*time.Minute, func() bool {
+		if w.get("p1-d-big16").Annotations[kube.AnnStartedAt] != "" {
+			return true
+		}
+		if in, err := insight("p1-d-big16"); err == nil && in.GetState() == pb.JobState_JOB_STATE_RESERVED {
+			bigEst = in.GetEstimatedStart().AsTime()
+		}
+		return false
+	})
+
+	t.Logf("the preempted job:\n%s", describe(t, e, "p1-e-ckpt", "describe-preempted.txt"))
 
 	// 4. Phase 2: the rest of the workload, 1 to 16 cards; the adapter is
 	// restarted while it runs.
@@ -397,11 +447,14 @@ func TestKubernetes(t *testing.T) {
 	}
 	for i, j := range phase2 {
 		create(ctx, t, cs, j)
-		if i == 28 {
+		switch i {
+		case 20:
 			if err := adapter.stop(); err != nil {
 				t.Errorf("stop huitian kube: %v", err)
 			}
 			adapter.start()
+		case 40:
+			restartAPIServer(t, e, cs)
 		}
 	}
 	all := append(slices.Clone(phase1), phase2...)
@@ -440,11 +493,11 @@ func TestKubernetes(t *testing.T) {
 	t.Logf("%d claim allocations checked against the plan, %d admissions", w.checked, len(w.claimed))
 
 	// The 16-card job started no later than its reservation plus one cycle.
-	est, started := w.est["p1-d-big16"], w.started["p1-d-big16"]
+	est, started := bigEst, w.started["p1-d-big16"]
 	if est.IsZero() || started.After(est.Add(interval+time.Second)) {
 		t.Errorf("16-card job started at %s, its last estimated start was %s (one cycle is %s)", started, est, interval)
 	}
-	t.Logf("16-card job: estimated start %s, started %s", est.Format(time.TimeOnly), started.Format(time.TimeOnly))
+	t.Logf("16-card job: reserved from %s (last plan before its start), started %s", est.Format(time.TimeOnly), started.Format(time.TimeOnly))
 
 	// A SUSPEND preemption happened, and its job completed (checked above).
 	evs, err := cs.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
@@ -474,16 +527,21 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 
-	// The service learned every FINISHED.
-	c := client.New(url)
-	for _, j := range all {
-		in, err := c.GetJobInsight(context.Background(), connect.NewRequest(&pb.GetJobInsightRequest{ClusterId: "kubernetes", JobId: ns + "/" + j.name}))
-		if err != nil {
-			t.Errorf("GetJobInsight %s: %v", j.name, err)
-			continue
+	// The service learned every FINISHED (the adapter reports a finish on
+	// the cycle after it sees it).
+	w.mu.Unlock()
+	waitFor(t, "the service to learn every finish", 2*time.Minute, func() bool {
+		for _, j := range all {
+			if in, err := insight(j.name); err != nil || in.GetState() != pb.JobState_JOB_STATE_FINISHED {
+				return false
+			}
 		}
-		if s := in.Msg.GetInsight().GetState(); s != pb.JobState_JOB_STATE_FINISHED || in.Msg.GetInsight().GetExit() != pb.ExitState_EXIT_STATE_COMPLETED {
-			t.Errorf("service says %s is %v (exit %v), want finished and completed", j.name, s, in.Msg.GetInsight().GetExit())
+		return true
+	})
+	w.mu.Lock()
+	for _, j := range all {
+		if in, _ := insight(j.name); in.GetExit() != pb.ExitState_EXIT_STATE_COMPLETED {
+			t.Errorf("service says %s ended %v, want completed", j.name, in.GetExit())
 		}
 	}
 }
