@@ -217,8 +217,8 @@ type engine struct {
 	startedIdx []int32
 	released   []int32
 
-	acc      accum
-	earlyBuf []event
+	acc    accum
+	endBuf []perEventEnd
 	// When the queue-time utilization was last integrated (-1 before the
 	// first event), and how many queued jobs ask for no more cards than
 	// the cluster has (one larger never starts, and would count the whole
@@ -442,33 +442,35 @@ func (e *engine) account(t int64) {
 }
 
 // perEvent handles everything at t the way pyss does. pyss orders events at
-// one instant submissions first, then terminations, and plans after each;
-// its profile already shows free the processors of jobs that reach their
-// estimate at t. So: jobs that end at their limit (and other heap events)
-// end first, then each arrival is followed by a cycle, then each job that
-// ends before its limit, in the order the jobs started.
+// one instant submissions first, then terminations in the order the jobs
+// started, and plans after each; its profile already shows free the
+// processors of jobs that reach their estimate at t, before their
+// termination is handled. So: jobs that end at their limit (and other heap
+// events) end first; then each arrival is followed by a pass; then, in the
+// order the jobs started, each job that ends before its limit ends and is
+// followed by a pass, and a job that ended at its limit is followed by a
+// pass only when none ran at t yet (one would see nothing new).
 func (e *engine) perEvent(ctx context.Context, t int64) error {
-	early := e.earlyBuf[:0]
-	ended := false
+	// 1. Every heap event at t, in heap order: ends in start order (end
+	// events are pushed when a job starts). Ends at the limit are handled
+	// now, early ends later.
+	ends := e.endBuf[:0]
+	dirty := false // something changed since the last pass
 	for e.heap.len() > 0 && e.heap.top().t == t {
 		ev := e.heap.pop()
 		if ev.gen != e.js[ev.job].gen {
 			continue // stale
 		}
-		if ev.kind == evEnd && t < e.plannedEnd(ev.job) {
-			early = append(early, ev)
-			continue
+		early := ev.kind == evEnd && t < e.plannedEnd(ev.job)
+		if ev.kind == evEnd {
+			ends = append(ends, perEventEnd{ev: ev, early: early})
 		}
-		ended = true
-		e.handle(ev)
-	}
-	if ended && len(early) == 0 && (e.next >= len(e.trace) || e.trace[e.next].Submit != t) && len(e.queued) > 0 {
-		// Only jobs that ended at their limit: pyss plans once, on the
-		// first of their terminations.
-		if err := e.plan(ctx, t); err != nil {
-			return err
+		if !early {
+			e.handle(ev)
+			dirty = true
 		}
 	}
+	// 2. Each arrival, then a pass.
 	for e.next < len(e.trace) && e.trace[e.next].Submit == t {
 		if err := e.arrive(int32(e.next), t); err != nil {
 			return err
@@ -477,17 +479,36 @@ func (e *engine) perEvent(ctx context.Context, t int64) error {
 		if err := e.plan(ctx, t); err != nil {
 			return err
 		}
+		dirty = false
 	}
-	for _, ev := range early {
-		e.handle(ev)
-		if len(e.queued) > 0 {
+	// 3. Each end in start order, then a pass if it changed anything.
+	for _, end := range ends {
+		if end.early {
+			e.handle(end.ev)
+			dirty = true
+		}
+		if dirty && len(e.queued) > 0 {
 			if err := e.plan(ctx, t); err != nil {
 				return err
 			}
+			dirty = false
 		}
 	}
-	e.earlyBuf = early[:0]
+	if dirty && len(ends) == 0 && len(e.queued) > 0 {
+		// Only notices and checkpoints at t (pyss has none): one pass.
+		if err := e.plan(ctx, t); err != nil {
+			return err
+		}
+	}
+	clear(ends)
+	e.endBuf = ends[:0]
 	return nil
+}
+
+// perEventEnd is a job's end at the current instant, in per-event cycles.
+type perEventEnd struct {
+	ev    event
+	early bool // before its limit: its cards are held until it is handled
 }
 
 // maxReplans bounds the cycles at one instant that a planner can cause by
