@@ -2,7 +2,9 @@ package solver
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +148,67 @@ func TestOverranWindowIsRequeued(t *testing.T) {
 			}
 			if !tc.want && at > 25*time.Minute {
 				t.Fatalf("head reserved in %v, want by bf's window end", at)
+			}
+		})
+	}
+}
+
+// saturationWorld: one node of 4 cards, 3 held by a regular job for
+// another hour; a 4-card head waits for them. A 1-card job of a user whose
+// jobs run a tenth of their 4-hour limit could use the free card before
+// the head (by its estimate, not by its limit). fillers more 4-card jobs of
+// 24 h wait behind.
+func saturationWorld(fillers int) (*model.Snapshot, *Huitian) {
+	c := modeltest.Uniform(1, 4, 0)
+	now := modeltest.Epoch.Add(100 * time.Hour)
+	main := modeltest.Job("main").Cards(3).Limit(2 * time.Hour).Build()
+	r := modeltest.Running(main, now.Add(-time.Hour), modeltest.Refs("n000", 0, 3)...)
+	s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{r}}
+	s.Queued = append(s.Queued, modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build())
+	s.Queued = append(s.Queued, modeltest.Job("short").User("ann").Cards(1).Limit(4*time.Hour).SubmitAfter(2*time.Hour).Build())
+	for i := range fillers {
+		s.Queued = append(s.Queued, modeltest.Job(fmt.Sprintf("fill%d", i)).Cards(4).Limit(24*time.Hour).SubmitAfter(3*time.Hour).Build())
+	}
+	h := NewHuitianGreedy(DefaultConfig())
+	for k := range 20 {
+		j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Cards(1).Limit(4 * time.Hour).Build()
+		start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
+		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(20 * time.Minute), Exit: model.ExitCompleted})
+	}
+	return s, h
+}
+
+// TestNoLendingBeyondEASYWhenSaturated: the short job is lent the free card
+// on its estimate while the queue is light; when the queued work would keep
+// the whole cluster busy for more than SaturatedBacklog, it waits, and the
+// plan is EASY's.
+func TestNoLendingBeyondEASYWhenSaturated(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fillers int
+		lent    bool
+	}{
+		{"light queue: lent on its estimate", 0, true},
+		{"72 h of queued work on 4 cards: waits", 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, h := saturationWorld(tc.fillers)
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			d, err := h.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lent := slices.ContainsFunc(d.Starts, func(st model.Start) bool { return st.JobID == "short" })
+			if lent != tc.lent {
+				t.Fatalf("short started: %v, want %v (starts %+v, pending %+v)", lent, tc.lent, d.Starts, d.Pending)
+			}
+			if !tc.lent {
+				i := slices.IndexFunc(d.Pending, func(p model.Pending) bool { return p.JobID == "short" })
+				if i < 0 || !strings.Contains(d.Pending[i].Message, "saturated") {
+					t.Fatalf("short's pending entry %+v does not say the queue is saturated", d.Pending)
+				}
 			}
 		})
 	}
