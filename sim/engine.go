@@ -82,6 +82,39 @@ func (c Cycles) String() string {
 	return "per-time"
 }
 
+// Ties says how the planner orders queued jobs submitted in the same second.
+type Ties uint8
+
+const (
+	// TiesID leaves the planner's own order: same-second jobs by id
+	// (model.CompareIDs), as every planner in solver orders them. The default.
+	TiesID Ties = iota
+	// TiesArrival orders same-second jobs by arrival (trace order), pyss's
+	// convention: its waiting list is in the order of the submission
+	// events. The simulator adds k nanoseconds to the snapshot's Submit of
+	// the k-th job (from 0) to arrive in a second, so that a planner's
+	// (submit, id) order is arrival order; results keep whole seconds.
+	TiesArrival
+)
+
+func (t Ties) String() string {
+	if t == TiesArrival {
+		return "arrival"
+	}
+	return "id"
+}
+
+// ParseTies parses "id" or "arrival".
+func ParseTies(s string) (Ties, error) {
+	switch s {
+	case "id", "":
+		return TiesID, nil
+	case "arrival":
+		return TiesArrival, nil
+	}
+	return 0, fmt.Errorf("sim: ties %q: want id or arrival", s)
+}
+
 // DefaultEpoch is the wall-clock time of the trace's second 0 when
 // Config.Epoch is zero.
 var DefaultEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -124,6 +157,10 @@ type Config struct {
 	Interval time.Duration
 	// Cycles says when planning cycles run; the zero value is CyclesPerTime.
 	Cycles Cycles
+	// Ties orders same-second submits for the planner; the zero value,
+	// TiesID, leaves them to the planner (by id). TiesArrival with
+	// CyclesPerEvent is pyss's order.
+	Ties Ties
 	// Epoch is the wall-clock time of the trace's second 0; zero means
 	// DefaultEpoch.
 	Epoch time.Time
@@ -205,10 +242,13 @@ type engine struct {
 	busy   int // cards held
 	usable int
 
-	heap   eventHeap
-	next   int // next trace job to arrive
-	snap   model.Snapshot
-	cycles int
+	heap eventHeap
+	next int // next trace job to arrive
+	// secFirst is the first trace job submitted in the second of the last
+	// arrival (for TiesArrival).
+	secFirst int32
+	snap     model.Snapshot
+	cycles   int
 
 	// After the planner's call: what changes the slices once a Learner
 	// has seen the snapshot.
@@ -267,6 +307,9 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 	}
 	if cfg.Interval%time.Second != 0 {
 		return nil, fmt.Errorf("sim: config: interval %v: want whole seconds", cfg.Interval)
+	}
+	if cfg.Ties > TiesArrival {
+		return nil, fmt.Errorf("sim: config: ties %d: want TiesID or TiesArrival", cfg.Ties)
 	}
 	if cfg.Cycles == CyclesInterval && cfg.Interval == 0 {
 		return nil, errors.New("sim: config: interval cycles need an interval > 0")
@@ -548,6 +591,12 @@ func (e *engine) arrive(ji int32, t int64) error {
 	spec := tj.Spec
 	spec.ID = tj.ID
 	spec.Submit = e.at(tj.Submit)
+	if e.cfg.Ties == TiesArrival {
+		if ji == 0 || e.trace[ji-1].Submit != tj.Submit {
+			e.secFirst = ji
+		}
+		spec.Submit = spec.Submit.Add(time.Duration(ji - e.secFirst))
+	}
 	spec.TimeLimit = time.Duration(e.js[ji].limit) * time.Second
 	e.js[ji].state = stQueued
 	if spec.Cards <= e.usable {

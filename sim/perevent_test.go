@@ -68,3 +68,39 @@ func TestPerEventSameSecondEnds(t *testing.T) {
 		})
 	}
 }
+
+func TestTies(t *testing.T) {
+	// Job 2 arrives before job 1 in the same second while x holds the
+	// only card: by id (the planner's order) 1 goes first, by arrival
+	// (pyss's) 2 does.
+	jobs := []trace.Job{tj("x", 0, 10, 10, 1), tj("2", 1, 10, 10, 1), tj("1", 1, 10, 10, 1)}
+	for _, tc := range []struct {
+		ties Ties
+		want map[string]int64
+	}{
+		{TiesID, map[string]int64{"x": 0, "1": 10, "2": 20}},
+		{TiesArrival, map[string]int64{"x": 0, "2": 10, "1": 20}},
+	} {
+		t.Run(tc.ties.String(), func(t *testing.T) {
+			res := run(t, jobs, easy(), Config{Cluster: flat(t, 1), Cycles: CyclesPerEvent, Ties: tc.ties})
+			got := map[string]int64{}
+			for _, r := range res.Jobs {
+				got[r.ID] = r.Start
+				if r.Submit != map[string]int64{"x": 0, "1": 1, "2": 1}[r.ID] {
+					t.Errorf("job %s submit %d: results keep the trace's seconds", r.ID, r.Submit)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("starts (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, s := range []string{"id", "arrival"} {
+		if ti, err := ParseTies(s); err != nil || ti.String() != s {
+			t.Errorf("ParseTies(%q) = %v, %v", s, ti, err)
+		}
+	}
+	if _, err := ParseTies("submit"); err == nil {
+		t.Error(`ParseTies("submit"): no error`)
+	}
+}

@@ -33,6 +33,7 @@ type whatifFlags struct {
 	interval                                                               time.Duration
 	jobsDir, reportDir                                                     string
 	pair                                                                   string
+	ties                                                                   string
 	suite                                                                  suiteFlags
 }
 
@@ -101,6 +102,7 @@ of busy card-seconds). It exits with status 1 when a row fails.
 	fl.BoolVar(&f.killAtLimit, "kill-at-limit", true, "kill a job at its limit; false lets it run to its recorded end")
 	fl.DurationVar(&f.interval, "interval", 0, "also plan every interval (whole seconds); 0 plans on arrivals and completions only")
 	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator); interval: only every --interval, as a timer-driven backfill scheduler")
+	fl.StringVar(&f.ties, "ties", "id", "order of jobs submitted in the same second in the planner's queue: id (the planner's own order) or arrival (trace order, pyss's convention; with --cycles per-event it replays pyss)")
 	fl.StringVar(&f.reference, "reference", "easy", "policy the others are compared against, when it is in the run: per size class on the same jobs, and main-wait Δ")
 	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
 	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
@@ -206,6 +208,10 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	default:
 		return exitWith(2, fmt.Errorf("--cycles: %q: want per-time, per-event or interval", f.cycles))
 	}
+	ties, err := sim.ParseTies(f.ties)
+	if err != nil {
+		return exitWith(2, fmt.Errorf("--ties: %w", err))
+	}
 	if f.interval < 0 || f.interval%time.Second != 0 {
 		return exitWith(2, fmt.Errorf("--interval: %v: want whole seconds ≥ 0", f.interval))
 	}
@@ -244,7 +250,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	}
 	lay := probe.Layout()
 	if f.pair != "" {
-		return runPaired(cmd, f, tr, runs, est, cycles)
+		return runPaired(cmd, f, tr, runs, est, cycles, ties)
 	}
 
 	// 2. Every policy in parallel (sim.RunAll), each with its own planner
@@ -258,6 +264,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 			KeepOverrun: !f.killAtLimit,
 			Interval:    f.interval,
 			Cycles:      cycles,
+			Ties:        ties,
 			Series:      f.reportDir != "",
 		})
 		if bar != nil {
@@ -619,7 +626,7 @@ func intervalNote(d time.Duration) string {
 
 // runPaired runs --pair: one simulation driven by the first policy, the
 // second planning alongside (sim.Paired).
-func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, est sim.Estimates, cycles sim.Cycles) error {
+func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, est sim.Estimates, cycles sim.Cycles, ties sim.Ties) error {
 	lead, err := solver.New(runs[0].policy, runs[0].depth)
 	if err != nil {
 		return err
@@ -648,6 +655,7 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 		KeepOverrun: !f.killAtLimit,
 		Interval:    f.interval,
 		Cycles:      cycles,
+		Ties:        ties,
 	})
 	if err != nil {
 		return err
