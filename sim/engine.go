@@ -62,9 +62,10 @@ const (
 	CyclesPerTime Cycles = iota
 	// CyclesPerEvent replays pyss, predictsim's simulator: at one instant,
 	// the jobs that end at their limit end first (pyss's profile already
-	// shows their processors free), then every arrival and then every job
-	// that ends before its limit is followed by a cycle of its own. See
-	// README.md for why this reproduces the published numbers exactly.
+	// shows their processors free), then every arrival is followed by a
+	// cycle of its own, then every termination in the order the jobs
+	// started, skipping a cycle that would see nothing new. See README.md
+	// for why this reproduces the published numbers exactly.
 	CyclesPerEvent
 	// CyclesInterval plans only every Config.Interval, as a backfill
 	// scheduler that runs on a timer does (Slurm's bf_interval): jobs that
