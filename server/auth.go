@@ -95,6 +95,8 @@ func requestCluster(m proto.Message) (string, bool) {
 		return r.GetClusterId(), true
 	case *pb.GetJobInsightRequest:
 		return r.GetClusterId(), true
+	case *pb.ListJobsRequest:
+		return r.GetClusterId(), true
 	case *pb.GetStatusRequest:
 		return r.GetClusterId(), true
 	}

@@ -38,10 +38,27 @@ type cluster struct {
 }
 
 // lastPlan is what the cluster's last plan left for users: per-job
-// insight and the status header.
+// insight and the status header. It is never modified once published;
+// the sorted ids are computed on first use.
 type lastPlan struct {
 	header *pb.GetStatusResponse
 	jobs   map[string]*pb.JobInsight
+
+	order sync.Once
+	ids   []string // jobs' keys in model.CompareIDs order, set by order
+}
+
+// sortedIDs returns the plan's job ids in model.CompareIDs order, the
+// order ListJobs pages in. Callers must not modify the slice.
+func (lp *lastPlan) sortedIDs() []string {
+	lp.order.Do(func() {
+		lp.ids = make([]string, 0, len(lp.jobs))
+		for id := range lp.jobs {
+			lp.ids = append(lp.ids, id)
+		}
+		slices.SortFunc(lp.ids, model.CompareIDs)
+	})
+	return lp.ids
 }
 
 // cluster returns the cluster's state, making it on first use.

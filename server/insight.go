@@ -32,7 +32,7 @@ func (s *Server) GetJobInsight(ctx context.Context, req *connect.Request[pb.GetJ
 	if in, ok := s.cache.Get(key); ok {
 		return connect.NewResponse(&pb.GetJobInsightResponse{Insight: in}), nil
 	}
-	in, err := s.insight(c, jid)
+	in, err := s.compose(c.id, c.last.Load(), jid)
 	if err != nil {
 		return nil, err
 	}
@@ -64,17 +64,18 @@ func (s *Server) known(id string) (*cluster, error) {
 	return s.cluster(id), nil
 }
 
-// insight composes a job's insight from the last plan and the job's latest
-// reported state: whichever is newer sets the state (an event at the plan's
-// own time wins, as it reports what was done with the plan).
-func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
+// compose is a job's insight, what GetJobInsight answers and ListJobs lists:
+// the job's entry in the last plan lp (nil: none yet), updated by the job's
+// latest reported state. Whichever is newer sets the state (an event at the
+// plan's own time wins, as it reports what was done with the plan).
+func (s *Server) compose(cluster string, lp *lastPlan, job string) (*pb.JobInsight, error) {
 	var in *pb.JobInsight
-	if lp := c.last.Load(); lp != nil {
+	if lp != nil {
 		if p, ok := lp.jobs[job]; ok {
 			in = proto.CloneOf(p)
 		}
 	}
-	rec, ok, err := s.store.Job(c.id, job)
+	rec, ok, err := s.store.Job(cluster, job)
 	if err != nil {
 		code := connect.CodeInternal
 		if errors.Is(err, ErrStoredData) {
@@ -83,7 +84,7 @@ func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
 		return nil, connect.NewError(code, fmt.Errorf("job record: %w", err))
 	}
 	if in == nil && !ok {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: job %q is in no plan and has no events", logID(c.id), logID(job)))
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("cluster %q: job %q is in no plan and has no events", logID(cluster), logID(job)))
 	}
 	if in == nil {
 		in = &pb.JobInsight{JobId: job}
@@ -93,9 +94,11 @@ func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
 		in.Kind = allocKind(rec.Alloc)
 		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
 		in.EstimatedStart = nil
+		in.ReservationConfidence = 0
 		switch rec.Kind {
 		case model.EventStarted:
 			in.State = pb.JobState_JOB_STATE_RUNNING
+			in.StartTime = timestamppb.New(rec.Time)
 			in.Message = "running on " + rec.Alloc.String() + " resources"
 		case model.EventFinished:
 			in.State = pb.JobState_JOB_STATE_FINISHED
@@ -110,6 +113,8 @@ func (s *Server) insight(c *cluster, job string) (*pb.JobInsight, error) {
 				in.State = pb.JobState_JOB_STATE_SUSPENDED
 			}
 			in.Message = "preempted: " + rec.Action.String()
+			in.StartTime, in.ProtectedUntil = nil, nil
+			in.ExpectedRetention, in.RetentionUnbounded, in.ClaimedBy = nil, false, ""
 		}
 	}
 	if ok && in.State != pb.JobState_JOB_STATE_FINISHED && !rec.ProgressTime.IsZero() &&

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"connectrpc.com/connect"
@@ -138,7 +137,7 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 		st := sr.PlannerStatus()
 		status = &st
 	}
-	lp := buildLastPlan(snap, d, pl, status)
+	lp := buildLastPlan(snap, d, pl, status, c.last.Load())
 	var decided []byte
 	if isLearner {
 		decided, err = json.Marshal(&decidedRecord{Policy: key.policy, Depth: key.depth, Now: snap.Now, Options: snap.Options, Decision: *d})
@@ -243,8 +242,10 @@ func (s *Server) recordPlanLocked(c *cluster, lp *lastPlan, decided []byte) erro
 
 // buildLastPlan turns a snapshot and its decision into per-job insight: the
 // running jobs as the snapshot has them, then the queue as the decision
-// places it.
-func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, status *model.PlannerStatus) *lastPlan {
+// places it. prev is the cluster's previous plan (nil: none): a running
+// backfill job keeps the preemption probability and fragment class its
+// start was planned with, which no later snapshot carries.
+func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, status *model.PlannerStatus, prev *lastPlan) *lastPlan {
 	now := timestamppb.New(snap.Now)
 	jobs := make(map[string]*pb.JobInsight, len(snap.Running)+len(snap.Queued))
 	get := func(id string) *pb.JobInsight {
@@ -256,41 +257,60 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		return in
 	}
 	// A running backfill job keeps its cards until the first reservation
-	// that claims one of them.
-	claim := map[model.CardRef]time.Time{}
+	// that claims one of them (ties: the reservation of the smaller job id).
+	type claimant struct {
+		start time.Time
+		job   string
+	}
+	claim := map[model.CardRef]claimant{}
 	for _, r := range d.Reservations {
 		for _, c := range r.Cards {
-			if t, ok := claim[c]; !ok || r.Start.Before(t) {
-				claim[c] = r.Start
+			if t, ok := claim[c]; !ok || r.Start.Before(t.start) || r.Start.Equal(t.start) && model.CompareIDs(r.JobID, t.job) < 0 {
+				claim[c] = claimant{r.Start, r.JobID}
 			}
 		}
 	}
+	firstClaim := func(cards []model.CardRef) (claimant, bool) {
+		var first claimant
+		found := false
+		for _, c := range cards {
+			if t, ok := claim[c]; ok && (!found || t.start.Before(first.start) || t.start.Equal(first.start) && model.CompareIDs(t.job, first.job) < 0) {
+				first, found = t, true
+			}
+		}
+		return first, found
+	}
 	for _, r := range snap.Running {
 		in := get(r.Job.ID)
+		describe(in, &r.Job)
 		in.State = pb.JobState_JOB_STATE_RUNNING
 		in.Kind = allocKind(r.Kind)
 		in.Cards = cardRefs(r.Cards)
+		in.StartTime = tsOrNil(r.Start)
 		in.Progress = r.Progress
 		if r.ProtectedUntil.After(snap.Now) {
 			in.ProtectedUntil = timestamppb.New(r.ProtectedUntil)
 		}
 		in.Message = "running on " + r.Kind.String() + " resources"
 		if r.Kind == model.Backfill {
-			var first time.Time
-			for _, c := range r.Cards {
-				if t, ok := claim[c]; ok && (first.IsZero() || t.Before(first)) {
-					first = t
-				}
-			}
-			if first.IsZero() {
-				in.RetentionUnbounded = true
+			if first, ok := firstClaim(r.Cards); ok {
+				in.ExpectedRetention = durationpb.New(max(first.start.Sub(snap.Now), 0))
+				in.ClaimedBy = first.job
 			} else {
-				in.ExpectedRetention = durationpb.New(max(first.Sub(snap.Now), 0))
+				in.RetentionUnbounded = true
+			}
+			if prev != nil {
+				if p, ok := prev.jobs[r.Job.ID]; ok && p.GetKind() == pb.AllocationKind_ALLOCATION_KIND_BACKFILL {
+					in.PreemptionProbability = p.GetPreemptionProbability()
+					in.Fragment = p.GetFragment()
+				}
 			}
 		}
 	}
-	for _, j := range snap.Queued {
+	for i := range snap.Queued {
+		j := &snap.Queued[i]
 		in := get(j.ID)
+		describe(in, j)
 		in.State = pb.JobState_JOB_STATE_PENDING
 		in.Kind = pb.AllocationKind_ALLOCATION_KIND_UNSPECIFIED
 	}
@@ -305,6 +325,7 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		in.State = pb.JobState_JOB_STATE_RESERVED
 		in.Cards = cardRefs(r.Cards)
 		in.EstimatedStart = timestamppb.New(r.Start)
+		in.ReservationConfidence = wire.Probability(r.Confidence)
 		if in.Message == "" {
 			in.Message = fmt.Sprintf("holds a reservation from %s (confidence %.2f)", r.Start.UTC().Format(time.RFC3339), r.Confidence)
 		}
@@ -323,9 +344,13 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		in.Message = st.Reason
 		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
 		in.EstimatedStart = now
-		in.ExpectedRetention, in.RetentionUnbounded = nil, false
+		in.ExpectedRetention, in.RetentionUnbounded, in.ClaimedBy = nil, false, ""
+		in.ReservationConfidence = 0
 		if !st.Unbounded {
 			in.ExpectedRetention = durationpb.New(st.ExpectedRetention)
+			if first, ok := firstClaim(st.Cards); ok && st.Kind == model.Backfill {
+				in.ClaimedBy = first.job
+			}
 		} else if st.Kind == model.Backfill {
 			in.RetentionUnbounded = true
 		}
@@ -368,12 +393,7 @@ func encodePlan(lp *lastPlan) ([]byte, error) {
 	if _, err := mo.MarshalTo(&b, lp.header); err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(lp.jobs))
-	for id := range lp.jobs {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, model.CompareIDs)
-	for _, id := range ids {
+	for _, id := range lp.sortedIDs() {
 		if _, err := mo.MarshalTo(&b, lp.jobs[id]); err != nil {
 			return nil, err
 		}
@@ -399,6 +419,11 @@ func decodePlan(rec []byte) (*lastPlan, error) {
 		}
 		lp.jobs[in.GetJobId()] = in
 	}
+}
+
+// describe copies what the job asked for into its insight.
+func describe(in *pb.JobInsight, j *model.Job) {
+	in.User, in.JobClass, in.RequestedCards = j.User, j.Class, int32(j.Cards)
 }
 
 func allocKind(k model.AllocKind) pb.AllocationKind {

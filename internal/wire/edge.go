@@ -195,6 +195,10 @@ func Edge(m proto.Message) []model.Problem {
 	case *pb.GetJobInsightRequest:
 		e.id("cluster_id", r.GetClusterId())
 		e.id("job_id", r.GetJobId())
+	case *pb.ListJobsRequest:
+		e.id("cluster_id", r.GetClusterId())
+		e.label("user", r.GetUser())
+		e.label("job_class", r.GetJobClass())
 	case *pb.GetStatusRequest:
 		e.id("cluster_id", r.GetClusterId())
 	case *pb.WhatIfRequest:

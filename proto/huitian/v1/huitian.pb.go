@@ -2732,7 +2732,8 @@ type JobInsight struct {
 	// them. Absent when retention_unbounded is true, and for regular jobs.
 	ExpectedRetention *durationpb.Duration `protobuf:"bytes,5,opt,name=expected_retention,json=expectedRetention,proto3" json:"expected_retention,omitempty"`
 	// The estimated probability that the job is preempted before it finishes,
-	// in [0, 1].
+	// in [0, 1], as estimated when the plan started it (a running backfill
+	// job keeps the figure of its start).
 	PreemptionProbability float64 `protobuf:"fixed64,6,opt,name=preemption_probability,json=preemptionProbability,proto3" json:"preemption_probability,omitempty"`
 	// Until when a backfill job is protected from preemption; absent when it
 	// is not protected.
@@ -2762,8 +2763,28 @@ type JobInsight struct {
 	// True for a starting or running backfill job whose cards no reservation
 	// claims: it keeps them until it ends (expected_retention is absent).
 	RetentionUnbounded bool `protobuf:"varint,17,opt,name=retention_unbounded,json=retentionUnbounded,proto3" json:"retention_unbounded,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The submitting user, as JobSpec.user; empty when unknown or when no
+	// plan mentioned the job.
+	User string `protobuf:"bytes,18,opt,name=user,proto3" json:"user,omitempty"`
+	// The job's class, as JobSpec.job_class; empty when unknown or when no
+	// plan mentioned the job.
+	JobClass string `protobuf:"bytes,19,opt,name=job_class,json=jobClass,proto3" json:"job_class,omitempty"`
+	// How many cards the job asks for, as JobSpec.cards; 0 when no plan
+	// mentioned the job.
+	RequestedCards int32 `protobuf:"varint,20,opt,name=requested_cards,json=requestedCards,proto3" json:"requested_cards,omitempty"`
+	// When a running job started on its cards: RunningJob.start_time, or the
+	// time of a later STARTED event. Absent for a job that holds no cards
+	// (queued, starting, preempted).
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// For a reserved job: the probability that its cards are free by
+	// estimated_start, in [0, 1]; 0 otherwise.
+	ReservationConfidence float64 `protobuf:"fixed64,22,opt,name=reservation_confidence,json=reservationConfidence,proto3" json:"reservation_confidence,omitempty"`
+	// For a starting or running backfill job with expected_retention: the
+	// queued job whose reservation is the first to claim one of its cards,
+	// which ends the retention. Empty otherwise.
+	ClaimedBy     string `protobuf:"bytes,23,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobInsight) Reset() {
@@ -2915,6 +2936,221 @@ func (x *JobInsight) GetRetentionUnbounded() bool {
 	return false
 }
 
+func (x *JobInsight) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *JobInsight) GetJobClass() string {
+	if x != nil {
+		return x.JobClass
+	}
+	return ""
+}
+
+func (x *JobInsight) GetRequestedCards() int32 {
+	if x != nil {
+		return x.RequestedCards
+	}
+	return 0
+}
+
+func (x *JobInsight) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *JobInsight) GetReservationConfidence() float64 {
+	if x != nil {
+		return x.ReservationConfidence
+	}
+	return 0
+}
+
+func (x *JobInsight) GetClaimedBy() string {
+	if x != nil {
+		return x.ClaimedBy
+	}
+	return ""
+}
+
+// ListJobsRequest asks for one page of a cluster's jobs.
+type ListJobsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster, as Cluster.id.
+	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// The most jobs to return, at most 1000; 0 returns 100.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// ListJobsResponse.next_page_token of the previous page, to get the next
+	// one; empty for the first page. A token is only valid with the same
+	// cluster and filters as the call that returned it (InvalidArgument
+	// otherwise).
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only jobs in one of these states; empty: every state.
+	States []JobState `protobuf:"varint,4,rep,packed,name=states,proto3,enum=huitian.v1.JobState" json:"states,omitempty"`
+	// Only jobs on these terms (REGULAR or BACKFILL; a queued job has
+	// neither); ALLOCATION_KIND_UNSPECIFIED: every job.
+	Kind AllocationKind `protobuf:"varint,5,opt,name=kind,proto3,enum=huitian.v1.AllocationKind" json:"kind,omitempty"`
+	// Only the jobs of this user (JobSpec.user, exactly); empty: every user.
+	User string `protobuf:"bytes,6,opt,name=user,proto3" json:"user,omitempty"`
+	// Only the jobs of this class (JobSpec.job_class, exactly); empty: every
+	// class.
+	JobClass      string `protobuf:"bytes,7,opt,name=job_class,json=jobClass,proto3" json:"job_class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsRequest) Reset() {
+	*x = ListJobsRequest{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsRequest) ProtoMessage() {}
+
+func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
+func (*ListJobsRequest) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListJobsRequest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListJobsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetStates() []JobState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetKind() AllocationKind {
+	if x != nil {
+		return x.Kind
+	}
+	return AllocationKind_ALLOCATION_KIND_UNSPECIFIED
+}
+
+func (x *ListJobsRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetJobClass() string {
+	if x != nil {
+		return x.JobClass
+	}
+	return ""
+}
+
+// ListJobsResponse is one page of a cluster's jobs.
+type ListJobsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page's jobs, in job id order (ids of decimal digits first, by
+	// value, then the others as strings). Paging from the first page to the
+	// last returns every job of the last plan at most once; while no new plan
+	// arrives, exactly once.
+	Jobs []*JobInsight `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// The `now` of the plan the page lists; absent when the cluster has
+	// events but no plan yet (and then the page is empty).
+	PlanTime      *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=plan_time,json=planTime,proto3" json:"plan_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsResponse) Reset() {
+	*x = ListJobsResponse{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsResponse) ProtoMessage() {}
+
+func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
+func (*ListJobsResponse) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListJobsResponse) GetJobs() []*JobInsight {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ListJobsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListJobsResponse) GetPlanTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PlanTime
+	}
+	return nil
+}
+
 // ClusterShape is a uniform cluster given by its size, for a what-if.
 type ClusterShape struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2932,7 +3168,7 @@ type ClusterShape struct {
 
 func (x *ClusterShape) Reset() {
 	*x = ClusterShape{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[23]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2944,7 +3180,7 @@ func (x *ClusterShape) String() string {
 func (*ClusterShape) ProtoMessage() {}
 
 func (x *ClusterShape) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[23]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2957,7 +3193,7 @@ func (x *ClusterShape) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterShape.ProtoReflect.Descriptor instead.
 func (*ClusterShape) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{23}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClusterShape) GetNodes() int32 {
@@ -3025,7 +3261,7 @@ type WhatIfRequest struct {
 
 func (x *WhatIfRequest) Reset() {
 	*x = WhatIfRequest{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[24]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3037,7 +3273,7 @@ func (x *WhatIfRequest) String() string {
 func (*WhatIfRequest) ProtoMessage() {}
 
 func (x *WhatIfRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[24]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3050,7 +3286,7 @@ func (x *WhatIfRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhatIfRequest.ProtoReflect.Descriptor instead.
 func (*WhatIfRequest) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{24}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WhatIfRequest) GetTrace() isWhatIfRequest_Trace {
@@ -3228,7 +3464,7 @@ type WhatIfResponse struct {
 
 func (x *WhatIfResponse) Reset() {
 	*x = WhatIfResponse{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[25]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3240,7 +3476,7 @@ func (x *WhatIfResponse) String() string {
 func (*WhatIfResponse) ProtoMessage() {}
 
 func (x *WhatIfResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[25]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3253,7 +3489,7 @@ func (x *WhatIfResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhatIfResponse.ProtoReflect.Descriptor instead.
 func (*WhatIfResponse) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{25}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WhatIfResponse) GetResult() isWhatIfResponse_Result {
@@ -3316,7 +3552,7 @@ type WhatIfProgress struct {
 
 func (x *WhatIfProgress) Reset() {
 	*x = WhatIfProgress{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[26]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3328,7 +3564,7 @@ func (x *WhatIfProgress) String() string {
 func (*WhatIfProgress) ProtoMessage() {}
 
 func (x *WhatIfProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[26]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3341,7 +3577,7 @@ func (x *WhatIfProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhatIfProgress.ProtoReflect.Descriptor instead.
 func (*WhatIfProgress) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{26}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WhatIfProgress) GetPolicy() Policy {
@@ -3386,7 +3622,7 @@ type WhatIfComparison struct {
 
 func (x *WhatIfComparison) Reset() {
 	*x = WhatIfComparison{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[27]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3398,7 +3634,7 @@ func (x *WhatIfComparison) String() string {
 func (*WhatIfComparison) ProtoMessage() {}
 
 func (x *WhatIfComparison) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[27]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3411,7 +3647,7 @@ func (x *WhatIfComparison) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhatIfComparison.ProtoReflect.Descriptor instead.
 func (*WhatIfComparison) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{27}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WhatIfComparison) GetResults() []*PolicyResult {
@@ -3500,7 +3736,7 @@ type PolicyResult struct {
 
 func (x *PolicyResult) Reset() {
 	*x = PolicyResult{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[28]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3512,7 +3748,7 @@ func (x *PolicyResult) String() string {
 func (*PolicyResult) ProtoMessage() {}
 
 func (x *PolicyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[28]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3525,7 +3761,7 @@ func (x *PolicyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyResult.ProtoReflect.Descriptor instead.
 func (*PolicyResult) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{28}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PolicyResult) GetPolicy() Policy {
@@ -3723,7 +3959,7 @@ type HeadDelay struct {
 
 func (x *HeadDelay) Reset() {
 	*x = HeadDelay{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3735,7 +3971,7 @@ func (x *HeadDelay) String() string {
 func (*HeadDelay) ProtoMessage() {}
 
 func (x *HeadDelay) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[29]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3748,7 +3984,7 @@ func (x *HeadDelay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeadDelay.ProtoReflect.Descriptor instead.
 func (*HeadDelay) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{29}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HeadDelay) GetJobs() int64 {
@@ -3810,7 +4046,7 @@ type SizeClassResult struct {
 
 func (x *SizeClassResult) Reset() {
 	*x = SizeClassResult{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3822,7 +4058,7 @@ func (x *SizeClassResult) String() string {
 func (*SizeClassResult) ProtoMessage() {}
 
 func (x *SizeClassResult) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[30]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3835,7 +4071,7 @@ func (x *SizeClassResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SizeClassResult.ProtoReflect.Descriptor instead.
 func (*SizeClassResult) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{30}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SizeClassResult) GetClass() string {
@@ -3933,7 +4169,7 @@ type SameJobs struct {
 
 func (x *SameJobs) Reset() {
 	*x = SameJobs{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3945,7 +4181,7 @@ func (x *SameJobs) String() string {
 func (*SameJobs) ProtoMessage() {}
 
 func (x *SameJobs) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[31]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3958,7 +4194,7 @@ func (x *SameJobs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SameJobs.ProtoReflect.Descriptor instead.
 func (*SameJobs) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{31}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SameJobs) GetJobs() int64 {
@@ -4042,7 +4278,7 @@ type GetStatusRequest struct {
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4054,7 +4290,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[32]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4067,7 +4303,7 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{32}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetStatusRequest) GetClusterId() string {
@@ -4111,7 +4347,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4359,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[33]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4372,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{33}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetStatusResponse) GetClusterId() string {
@@ -4225,7 +4461,7 @@ type TunerParameters struct {
 
 func (x *TunerParameters) Reset() {
 	*x = TunerParameters{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[34]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4237,7 +4473,7 @@ func (x *TunerParameters) String() string {
 func (*TunerParameters) ProtoMessage() {}
 
 func (x *TunerParameters) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[34]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4250,7 +4486,7 @@ func (x *TunerParameters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TunerParameters.ProtoReflect.Descriptor instead.
 func (*TunerParameters) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{34}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TunerParameters) GetMaxBackfillRuntime() *durationpb.Duration {
@@ -4300,7 +4536,7 @@ type BackfillMeasures struct {
 
 func (x *BackfillMeasures) Reset() {
 	*x = BackfillMeasures{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[35]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4312,7 +4548,7 @@ func (x *BackfillMeasures) String() string {
 func (*BackfillMeasures) ProtoMessage() {}
 
 func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[35]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4325,7 +4561,7 @@ func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackfillMeasures.ProtoReflect.Descriptor instead.
 func (*BackfillMeasures) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{35}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BackfillMeasures) GetCompletionRate() *wrapperspb.DoubleValue {
@@ -4388,7 +4624,7 @@ type FragmentSummary struct {
 
 func (x *FragmentSummary) Reset() {
 	*x = FragmentSummary{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4400,7 +4636,7 @@ func (x *FragmentSummary) String() string {
 func (*FragmentSummary) ProtoMessage() {}
 
 func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4413,7 +4649,7 @@ func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FragmentSummary.ProtoReflect.Descriptor instead.
 func (*FragmentSummary) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *FragmentSummary) GetFragment() FragmentClass {
@@ -4607,7 +4843,7 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\bquantile\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\bquantile\x12\x1e\n" +
 	"\n" +
 	"unreliable\x18\x04 \x01(\bR\n" +
-	"unreliable\"\xe4\a\n" +
+	"unreliable\"\xf1\t\n" +
 	"\n" +
 	"JobInsight\x12\x1e\n" +
 	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x124\n" +
@@ -4628,7 +4864,30 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\n" +
 	"event_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\x127\n" +
 	"\bestimate\x18\x10 \x01(\v2\x1b.huitian.v1.RuntimeEstimateR\bestimate\x12/\n" +
-	"\x13retention_unbounded\x18\x11 \x01(\bR\x12retentionUnbounded\"\xae\x01\n" +
+	"\x13retention_unbounded\x18\x11 \x01(\bR\x12retentionUnbounded\x12\x12\n" +
+	"\x04user\x18\x12 \x01(\tR\x04user\x12\x1b\n" +
+	"\tjob_class\x18\x13 \x01(\tR\bjobClass\x120\n" +
+	"\x0frequested_cards\x18\x14 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x0erequestedCards\x129\n" +
+	"\n" +
+	"start_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12N\n" +
+	"\x16reservation_confidence\x18\x16 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x15reservationConfidence\x12\x1d\n" +
+	"\n" +
+	"claimed_by\x18\x17 \x01(\tR\tclaimedBy\"\xb9\x02\n" +
+	"\x0fListJobsRequest\x12&\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\tpageToken\x12A\n" +
+	"\x06states\x18\x04 \x03(\x0e2\x14.huitian.v1.JobStateB\x13\xbaH\x10\x92\x01\r\x10\a\x18\x01\"\a\x82\x01\x04\x10\x01 \x00R\x06states\x128\n" +
+	"\x04kind\x18\x05 \x01(\x0e2\x1a.huitian.v1.AllocationKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04kind\x12\x12\n" +
+	"\x04user\x18\x06 \x01(\tR\x04user\x12\x1b\n" +
+	"\tjob_class\x18\a \x01(\tR\bjobClass\"\x9f\x01\n" +
+	"\x10ListJobsResponse\x12*\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x16.huitian.v1.JobInsightR\x04jobs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x127\n" +
+	"\tplan_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bplanTime\"\xae\x01\n" +
 	"\fClusterShape\x12\x1d\n" +
 	"\x05nodes\x18\x01 \x01(\x05B\a\xbaH\x04\x1a\x02(\x01R\x05nodes\x12-\n" +
 	"\x0ecards_per_node\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x01R\fcardsPerNode\x121\n" +
@@ -4844,11 +5103,12 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x12TRACE_FORMAT_OPENB\x10\x03\x12\x17\n" +
 	"\x13TRACE_FORMAT_HELIOS\x10\x04\x12\x15\n" +
 	"\x11TRACE_FORMAT_ACME\x10\x05\x12\x16\n" +
-	"\x12TRACE_FORMAT_SYNTH\x10\x062\x8b\x03\n" +
+	"\x12TRACE_FORMAT_SYNTH\x10\x062\xd7\x03\n" +
 	"\x0ePlannerService\x129\n" +
 	"\x04Plan\x12\x17.huitian.v1.PlanRequest\x1a\x18.huitian.v1.PlanResponse\x12Q\n" +
 	"\fReportEvents\x12\x1f.huitian.v1.ReportEventsRequest\x1a .huitian.v1.ReportEventsResponse\x12Y\n" +
-	"\rGetJobInsight\x12 .huitian.v1.GetJobInsightRequest\x1a!.huitian.v1.GetJobInsightResponse\"\x03\x90\x02\x01\x12A\n" +
+	"\rGetJobInsight\x12 .huitian.v1.GetJobInsightRequest\x1a!.huitian.v1.GetJobInsightResponse\"\x03\x90\x02\x01\x12J\n" +
+	"\bListJobs\x12\x1b.huitian.v1.ListJobsRequest\x1a\x1c.huitian.v1.ListJobsResponse\"\x03\x90\x02\x01\x12A\n" +
 	"\x06WhatIf\x12\x19.huitian.v1.WhatIfRequest\x1a\x1a.huitian.v1.WhatIfResponse0\x01\x12M\n" +
 	"\tGetStatus\x12\x1c.huitian.v1.GetStatusRequest\x1a\x1d.huitian.v1.GetStatusResponse\"\x03\x90\x02\x01B7Z5github.com/huitian/huitian/proto/huitian/v1;huitianv1b\x06proto3"
 
@@ -4865,7 +5125,7 @@ func file_huitian_v1_huitian_proto_rawDescGZIP() []byte {
 }
 
 var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_huitian_v1_huitian_proto_goTypes = []any{
 	(DomainKind)(0),                // 0: huitian.v1.DomainKind
 	(Topology)(0),                  // 1: huitian.v1.Topology
@@ -4903,26 +5163,28 @@ var file_huitian_v1_huitian_proto_goTypes = []any{
 	(*GetJobInsightResponse)(nil),  // 33: huitian.v1.GetJobInsightResponse
 	(*RuntimeEstimate)(nil),        // 34: huitian.v1.RuntimeEstimate
 	(*JobInsight)(nil),             // 35: huitian.v1.JobInsight
-	(*ClusterShape)(nil),           // 36: huitian.v1.ClusterShape
-	(*WhatIfRequest)(nil),          // 37: huitian.v1.WhatIfRequest
-	(*WhatIfResponse)(nil),         // 38: huitian.v1.WhatIfResponse
-	(*WhatIfProgress)(nil),         // 39: huitian.v1.WhatIfProgress
-	(*WhatIfComparison)(nil),       // 40: huitian.v1.WhatIfComparison
-	(*PolicyResult)(nil),           // 41: huitian.v1.PolicyResult
-	(*HeadDelay)(nil),              // 42: huitian.v1.HeadDelay
-	(*SizeClassResult)(nil),        // 43: huitian.v1.SizeClassResult
-	(*SameJobs)(nil),               // 44: huitian.v1.SameJobs
-	(*GetStatusRequest)(nil),       // 45: huitian.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),      // 46: huitian.v1.GetStatusResponse
-	(*TunerParameters)(nil),        // 47: huitian.v1.TunerParameters
-	(*BackfillMeasures)(nil),       // 48: huitian.v1.BackfillMeasures
-	(*FragmentSummary)(nil),        // 49: huitian.v1.FragmentSummary
-	(*timestamppb.Timestamp)(nil),  // 50: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 51: google.protobuf.Duration
-	(*wrapperspb.DoubleValue)(nil), // 52: google.protobuf.DoubleValue
+	(*ListJobsRequest)(nil),        // 36: huitian.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),       // 37: huitian.v1.ListJobsResponse
+	(*ClusterShape)(nil),           // 38: huitian.v1.ClusterShape
+	(*WhatIfRequest)(nil),          // 39: huitian.v1.WhatIfRequest
+	(*WhatIfResponse)(nil),         // 40: huitian.v1.WhatIfResponse
+	(*WhatIfProgress)(nil),         // 41: huitian.v1.WhatIfProgress
+	(*WhatIfComparison)(nil),       // 42: huitian.v1.WhatIfComparison
+	(*PolicyResult)(nil),           // 43: huitian.v1.PolicyResult
+	(*HeadDelay)(nil),              // 44: huitian.v1.HeadDelay
+	(*SizeClassResult)(nil),        // 45: huitian.v1.SizeClassResult
+	(*SameJobs)(nil),               // 46: huitian.v1.SameJobs
+	(*GetStatusRequest)(nil),       // 47: huitian.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),      // 48: huitian.v1.GetStatusResponse
+	(*TunerParameters)(nil),        // 49: huitian.v1.TunerParameters
+	(*BackfillMeasures)(nil),       // 50: huitian.v1.BackfillMeasures
+	(*FragmentSummary)(nil),        // 51: huitian.v1.FragmentSummary
+	(*timestamppb.Timestamp)(nil),  // 52: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 53: google.protobuf.Duration
+	(*wrapperspb.DoubleValue)(nil), // 54: google.protobuf.DoubleValue
 }
 var file_huitian_v1_huitian_proto_depIdxs = []int32{
-	50,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
+	52,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
 	14,  // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
 	21,  // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
 	20,  // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
@@ -4934,18 +5196,18 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	18,  // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
 	1,   // 10: huitian.v1.JobSpec.topology:type_name -> huitian.v1.Topology
 	2,   // 11: huitian.v1.JobSpec.comm:type_name -> huitian.v1.Comm
-	51,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
-	51,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
+	53,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
+	53,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
 	3,   // 14: huitian.v1.JobSpec.backfill:type_name -> huitian.v1.BackfillPreference
-	50,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
+	52,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
 	20,  // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
 	19,  // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
-	50,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
+	52,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
 	4,   // 19: huitian.v1.RunningJob.kind:type_name -> huitian.v1.AllocationKind
-	50,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
+	52,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
 	5,   // 21: huitian.v1.PlanOptions.policy:type_name -> huitian.v1.Policy
-	51,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
-	51,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
+	53,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
+	53,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
 	24,  // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
 	25,  // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
 	26,  // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
@@ -4953,21 +5215,21 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	27,  // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
 	19,  // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
 	4,   // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
-	51,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
-	50,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
+	53,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
+	52,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
 	6,   // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
 	19,  // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
-	50,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
+	52,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
 	7,   // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
-	51,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
+	53,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
 	8,   // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
-	50,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
-	51,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
+	52,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
+	53,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
 	9,   // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
-	50,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
+	52,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
 	20,  // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
 	4,   // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
-	50,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
+	52,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
 	10,  // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
 	7,   // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
 	29,  // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
@@ -4975,81 +5237,88 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	11,  // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
 	4,   // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
 	19,  // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
-	51,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
-	50,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
-	50,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
+	53,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
+	52,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
+	52,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
 	8,   // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
 	6,   // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
 	10,  // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
-	50,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
-	50,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
+	52,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
+	52,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
 	34,  // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
-	12,  // 62: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
-	14,  // 63: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
-	36,  // 64: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
-	5,   // 65: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
-	22,  // 66: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
-	5,   // 67: huitian.v1.WhatIfRequest.reference:type_name -> huitian.v1.Policy
-	39,  // 68: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
-	40,  // 69: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
-	5,   // 70: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
-	50,  // 71: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
-	41,  // 72: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
-	5,   // 73: huitian.v1.WhatIfComparison.reference:type_name -> huitian.v1.Policy
-	5,   // 74: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
-	51,  // 75: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
-	51,  // 76: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
-	51,  // 77: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
-	52,  // 78: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
-	52,  // 79: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
-	51,  // 80: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	51,  // 81: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
-	51,  // 82: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
-	51,  // 83: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
-	52,  // 84: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
-	52,  // 85: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
-	42,  // 86: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
-	43,  // 87: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
-	51,  // 88: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
-	51,  // 89: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
-	51,  // 90: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
-	51,  // 91: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
-	51,  // 92: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
-	44,  // 93: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
-	51,  // 94: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
-	51,  // 95: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
-	51,  // 96: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
-	51,  // 97: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
-	52,  // 98: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
-	52,  // 99: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
-	52,  // 100: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
-	5,   // 101: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	50,  // 102: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	28,  // 103: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	47,  // 104: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	48,  // 105: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	49,  // 106: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	51,  // 107: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	52,  // 108: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	52,  // 109: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	51,  // 110: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	52,  // 111: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	6,   // 112: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13,  // 113: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30,  // 114: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32,  // 115: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37,  // 116: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	45,  // 117: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23,  // 118: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31,  // 119: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33,  // 120: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38,  // 121: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	46,  // 122: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	118, // [118:123] is the sub-list for method output_type
-	113, // [113:118] is the sub-list for method input_type
-	113, // [113:113] is the sub-list for extension type_name
-	113, // [113:113] is the sub-list for extension extendee
-	0,   // [0:113] is the sub-list for field type_name
+	52,  // 62: huitian.v1.JobInsight.start_time:type_name -> google.protobuf.Timestamp
+	11,  // 63: huitian.v1.ListJobsRequest.states:type_name -> huitian.v1.JobState
+	4,   // 64: huitian.v1.ListJobsRequest.kind:type_name -> huitian.v1.AllocationKind
+	35,  // 65: huitian.v1.ListJobsResponse.jobs:type_name -> huitian.v1.JobInsight
+	52,  // 66: huitian.v1.ListJobsResponse.plan_time:type_name -> google.protobuf.Timestamp
+	12,  // 67: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
+	14,  // 68: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
+	38,  // 69: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
+	5,   // 70: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
+	22,  // 71: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
+	5,   // 72: huitian.v1.WhatIfRequest.reference:type_name -> huitian.v1.Policy
+	41,  // 73: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
+	42,  // 74: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
+	5,   // 75: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
+	52,  // 76: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
+	43,  // 77: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
+	5,   // 78: huitian.v1.WhatIfComparison.reference:type_name -> huitian.v1.Policy
+	5,   // 79: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
+	53,  // 80: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
+	53,  // 81: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
+	53,  // 82: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
+	54,  // 83: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
+	54,  // 84: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
+	53,  // 85: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	53,  // 86: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	53,  // 87: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	53,  // 88: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	54,  // 89: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
+	54,  // 90: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
+	44,  // 91: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
+	45,  // 92: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
+	53,  // 93: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
+	53,  // 94: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
+	53,  // 95: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
+	53,  // 96: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
+	53,  // 97: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
+	46,  // 98: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
+	53,  // 99: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
+	53,  // 100: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
+	53,  // 101: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
+	53,  // 102: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
+	54,  // 103: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
+	54,  // 104: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
+	54,  // 105: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
+	5,   // 106: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	52,  // 107: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	28,  // 108: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	49,  // 109: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	50,  // 110: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	51,  // 111: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	53,  // 112: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	54,  // 113: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	54,  // 114: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	53,  // 115: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	54,  // 116: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	6,   // 117: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13,  // 118: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30,  // 119: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32,  // 120: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	36,  // 121: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
+	39,  // 122: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	47,  // 123: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23,  // 124: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31,  // 125: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33,  // 126: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	37,  // 127: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
+	40,  // 128: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	48,  // 129: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	124, // [124:130] is the sub-list for method output_type
+	118, // [118:124] is the sub-list for method input_type
+	118, // [118:118] is the sub-list for extension type_name
+	118, // [118:118] is the sub-list for extension extendee
+	0,   // [0:118] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -5057,7 +5326,7 @@ func file_huitian_v1_huitian_proto_init() {
 	if File_huitian_v1_huitian_proto != nil {
 		return
 	}
-	file_huitian_v1_huitian_proto_msgTypes[24].OneofWrappers = []any{
+	file_huitian_v1_huitian_proto_msgTypes[26].OneofWrappers = []any{
 		(*WhatIfRequest_TraceData)(nil),
 		(*WhatIfRequest_TracePath)(nil),
 		(*WhatIfRequest_SynthSpec)(nil),
@@ -5065,7 +5334,7 @@ func file_huitian_v1_huitian_proto_init() {
 		(*WhatIfRequest_Shape)(nil),
 		(*WhatIfRequest_ClusterPreset)(nil),
 	}
-	file_huitian_v1_huitian_proto_msgTypes[25].OneofWrappers = []any{
+	file_huitian_v1_huitian_proto_msgTypes[27].OneofWrappers = []any{
 		(*WhatIfResponse_Progress)(nil),
 		(*WhatIfResponse_Comparison)(nil),
 	}
@@ -5075,7 +5344,7 @@ func file_huitian_v1_huitian_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_huitian_v1_huitian_proto_rawDesc), len(file_huitian_v1_huitian_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -75,6 +75,8 @@ const (
 	// PlannerServiceGetJobInsightProcedure is the fully-qualified name of the PlannerService's
 	// GetJobInsight RPC.
 	PlannerServiceGetJobInsightProcedure = "/huitian.v1.PlannerService/GetJobInsight"
+	// PlannerServiceListJobsProcedure is the fully-qualified name of the PlannerService's ListJobs RPC.
+	PlannerServiceListJobsProcedure = "/huitian.v1.PlannerService/ListJobs"
 	// PlannerServiceWhatIfProcedure is the fully-qualified name of the PlannerService's WhatIf RPC.
 	PlannerServiceWhatIfProcedure = "/huitian.v1.PlannerService/WhatIf"
 	// PlannerServiceGetStatusProcedure is the fully-qualified name of the PlannerService's GetStatus
@@ -95,6 +97,10 @@ type PlannerServiceClient interface {
 	// GetJobInsight is what a user sees for one job: its state, on what terms
 	// it holds or will hold cards, and how the planner judged it.
 	GetJobInsight(context.Context, *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error)
+	// ListJobs lists the jobs of a cluster's last plan, each as GetJobInsight
+	// shows it (updated by the events reported since), a page at a time in
+	// job id order, filtered by state, kind, user and class.
+	ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error)
 	// WhatIf replays a workload trace on a cluster under several policies and
 	// compares them. It streams progress, then one comparison as the last
 	// message. Cancelling the call stops the simulation.
@@ -135,6 +141,13 @@ func NewPlannerServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listJobs: connect.NewClient[v1.ListJobsRequest, v1.ListJobsResponse](
+			httpClient,
+			baseURL+PlannerServiceListJobsProcedure,
+			connect.WithSchema(plannerServiceMethods.ByName("ListJobs")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		whatIf: connect.NewClient[v1.WhatIfRequest, v1.WhatIfResponse](
 			httpClient,
 			baseURL+PlannerServiceWhatIfProcedure,
@@ -156,6 +169,7 @@ type plannerServiceClient struct {
 	plan          *connect.Client[v1.PlanRequest, v1.PlanResponse]
 	reportEvents  *connect.Client[v1.ReportEventsRequest, v1.ReportEventsResponse]
 	getJobInsight *connect.Client[v1.GetJobInsightRequest, v1.GetJobInsightResponse]
+	listJobs      *connect.Client[v1.ListJobsRequest, v1.ListJobsResponse]
 	whatIf        *connect.Client[v1.WhatIfRequest, v1.WhatIfResponse]
 	getStatus     *connect.Client[v1.GetStatusRequest, v1.GetStatusResponse]
 }
@@ -173,6 +187,11 @@ func (c *plannerServiceClient) ReportEvents(ctx context.Context, req *connect.Re
 // GetJobInsight calls huitian.v1.PlannerService.GetJobInsight.
 func (c *plannerServiceClient) GetJobInsight(ctx context.Context, req *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error) {
 	return c.getJobInsight.CallUnary(ctx, req)
+}
+
+// ListJobs calls huitian.v1.PlannerService.ListJobs.
+func (c *plannerServiceClient) ListJobs(ctx context.Context, req *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error) {
+	return c.listJobs.CallUnary(ctx, req)
 }
 
 // WhatIf calls huitian.v1.PlannerService.WhatIf.
@@ -198,6 +217,10 @@ type PlannerServiceHandler interface {
 	// GetJobInsight is what a user sees for one job: its state, on what terms
 	// it holds or will hold cards, and how the planner judged it.
 	GetJobInsight(context.Context, *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error)
+	// ListJobs lists the jobs of a cluster's last plan, each as GetJobInsight
+	// shows it (updated by the events reported since), a page at a time in
+	// job id order, filtered by state, kind, user and class.
+	ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error)
 	// WhatIf replays a workload trace on a cluster under several policies and
 	// compares them. It streams progress, then one comparison as the last
 	// message. Cancelling the call stops the simulation.
@@ -234,6 +257,13 @@ func NewPlannerServiceHandler(svc PlannerServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	plannerServiceListJobsHandler := connect.NewUnaryHandler(
+		PlannerServiceListJobsProcedure,
+		svc.ListJobs,
+		connect.WithSchema(plannerServiceMethods.ByName("ListJobs")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	plannerServiceWhatIfHandler := connect.NewServerStreamHandler(
 		PlannerServiceWhatIfProcedure,
 		svc.WhatIf,
@@ -255,6 +285,8 @@ func NewPlannerServiceHandler(svc PlannerServiceHandler, opts ...connect.Handler
 			plannerServiceReportEventsHandler.ServeHTTP(w, r)
 		case PlannerServiceGetJobInsightProcedure:
 			plannerServiceGetJobInsightHandler.ServeHTTP(w, r)
+		case PlannerServiceListJobsProcedure:
+			plannerServiceListJobsHandler.ServeHTTP(w, r)
 		case PlannerServiceWhatIfProcedure:
 			plannerServiceWhatIfHandler.ServeHTTP(w, r)
 		case PlannerServiceGetStatusProcedure:
@@ -278,6 +310,10 @@ func (UnimplementedPlannerServiceHandler) ReportEvents(context.Context, *connect
 
 func (UnimplementedPlannerServiceHandler) GetJobInsight(context.Context, *connect.Request[v1.GetJobInsightRequest]) (*connect.Response[v1.GetJobInsightResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("huitian.v1.PlannerService.GetJobInsight is not implemented"))
+}
+
+func (UnimplementedPlannerServiceHandler) ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("huitian.v1.PlannerService.ListJobs is not implemented"))
 }
 
 func (UnimplementedPlannerServiceHandler) WhatIf(context.Context, *connect.Request[v1.WhatIfRequest], *connect.ServerStream[v1.WhatIfResponse]) error {
