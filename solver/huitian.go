@@ -152,6 +152,7 @@ type cycle struct {
 	posOf     map[*model.Job]int // queue position of each queued job
 	pendPos   []int              // queue position of each pending entry
 	cardScale float64            // mean cards of this cycle's LP candidates (value's unit)
+	sat       int8               // saturated(): 0 not yet known, 1 yes, -1 no
 }
 
 type jobEst struct {

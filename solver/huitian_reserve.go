@@ -105,22 +105,30 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 }
 
 // saturated reports whether the queued work, by the time limits, would
-// keep every usable card busy for longer than SaturatedBacklog.
+// keep every usable card busy for longer than SaturatedBacklog. Jobs larger
+// than the usable cards never run and do not count. It is computed once a
+// cycle.
 func (c *cycle) saturated() bool {
+	if c.sat != 0 {
+		return c.sat > 0
+	}
 	usable := 0
 	for _, cd := range c.lay.Cards {
 		if cd.Usable {
 			usable++
 		}
 	}
-	if usable == 0 {
-		return true
-	}
 	work := 0.0
 	for i := range c.s.Queued {
-		work += float64(c.s.Queued[i].Cards) * c.s.Queued[i].TimeLimit.Seconds()
+		if j := &c.s.Queued[i]; j.Cards <= usable {
+			work += float64(j.Cards) * j.TimeLimit.Seconds()
+		}
 	}
-	return work/float64(usable) > c.h.cfg.SaturatedBacklog.Seconds()
+	c.sat = -1
+	if usable == 0 || work/float64(usable) > c.h.cfg.SaturatedBacklog.Seconds() {
+		c.sat = 1
+	}
+	return c.sat > 0
 }
 
 // contracts are the running backfill jobs admitted on their predicted
