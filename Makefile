@@ -29,8 +29,12 @@ test: deps build fmt-check vet staticcheck check-generated unit race e2e-kuberne
 deps:
 	@scripts/deps.sh
 
+# The commit `huitian --version` names where Go's own VCS stamping is off
+# (GOFLAGS=-buildvcs=false) or the tree has no .git.
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo +modified)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/huitian
+	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/huitian
 
 generate:
 	scripts/generate.sh

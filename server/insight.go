@@ -107,6 +107,8 @@ func (s *Server) compose(cluster string, lp *lastPlan, job string) (*pb.JobInsig
 			if rec.Exit == model.ExitCompleted {
 				in.Progress = 1
 			}
+			in.ProtectedUntil = nil
+			in.ExpectedRetention, in.RetentionUnbounded, in.ClaimedBy = nil, false, ""
 		case model.EventPreempted:
 			in.State = pb.JobState_JOB_STATE_REQUEUED
 			if rec.Action == model.PreemptSuspend {

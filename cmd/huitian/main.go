@@ -1,5 +1,5 @@
 // Command huitian is the one binary of the huitian backfill planner:
-// serve | plan | whatif | bench | topo | kube | version.
+// serve | plan | whatif | bench | topo | kube | jobs | job | store | version.
 package main
 
 import (
@@ -28,7 +28,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "Optimization-backed backfill planning for GPU clusters",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("huitian {{.Version}}\n")
 	root.AddCommand(
 		newVersionCmd(),
 		newPlanCmd(),
@@ -38,6 +40,8 @@ func newRootCmd() *cobra.Command {
 		newBenchCmd(),
 		newStoreCmd(),
 		newKubeCmd(),
+		newJobsCmd(),
+		newJobCmd(),
 	)
 	return root
 }

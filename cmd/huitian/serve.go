@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -33,9 +32,10 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve PlannerService over Connect, gRPC and gRPC-Web on one port",
 		Long: `Serve runs the planning service: PlannerService (Plan, ReportEvents,
-GetJobInsight, WhatIf, GetStatus) over Connect, gRPC and gRPC-Web on one
-port (HTTP/1.1 and unencrypted HTTP/2, or TLS with --tls-cert/--tls-key),
-plus gRPC health, gRPC reflection and Prometheus /metrics.
+GetJobInsight, ListJobs, WhatIf, GetStatus) over Connect, gRPC and
+gRPC-Web on one port (HTTP/1.1 and unencrypted HTTP/2, or TLS with
+--tls-cert/--tls-key), plus gRPC health, gRPC reflection and Prometheus
+/metrics.
 
 Events and the last plans are stored under --data (bbolt, fsync'd before
 ReportEvents answers). SIGTERM or SIGINT drains in-flight calls, flushes
@@ -171,35 +171,29 @@ func startDemo(ctx context.Context, out io.Writer, log *slog.Logger, url, tokenF
 		return fmt.Errorf("demo: embedded snapshot: %w", err)
 	}
 	var opts []client.Option
-	auth := ""
+	auth, userAuth := "", ""
 	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
+		tok, err := firstToken(tokenFile)
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		// The first token of the file (lines: token [cluster ids]; '#'
-		// comments), as the server reads it.
-		tok := ""
-		for line := range strings.Lines(string(b)) {
-			if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-				tok = f[0]
-				break
-			}
-		}
 		opts = append(opts, client.WithToken(tok))
 		auth = fmt.Sprintf(" -H \"Authorization: Bearer $(head -n1 %s)\"", tokenFile)
+		userAuth = " --token-file " + tokenFile
 	}
 	rm := demo.New(client.New(url, opts...), req.GetCluster(), req.GetNow().AsTime(), demo.Options{Log: log})
 	go rm.Run(ctx)
 	cid := req.GetCluster().GetId()
 	fmt.Fprintf(out, `huitian serve: demo resource manager driving cluster %q (1 s real time = 5 min simulated)
 try, in another terminal (from the repository root):
+  ./bin/huitian jobs --server %[2]s --cluster %[4]s%[7]s
+  ./bin/huitian job --server %[2]s --cluster %[4]s%[7]s %[5]s
   curl -s -X POST %[2]s/huitian.v1.PlannerService/GetStatus -H 'Content-Type: application/json'%[3]s -d '{"clusterId":"%[4]s"}'
   curl -s -X POST %[2]s/huitian.v1.PlannerService/GetJobInsight -H 'Content-Type: application/json'%[3]s -d '{"clusterId":"%[4]s","jobId":"%[5]s"}'
   go tool buf curl --protocol grpc --http2-prior-knowledge --schema proto%[6]s -d '{"clusterId":"%[4]s","jobId":"%[5]s"}' %[2]s/huitian.v1.PlannerService/GetJobInsight
   go tool buf curl --protocol connect --http2-prior-knowledge%[6]s -d '{"clusterId":"%[4]s"}' %[2]s/huitian.v1.PlannerService/GetStatus
   curl -s%[3]s %[2]s/metrics | grep '^huitian_'
 stop with Ctrl-C (the service drains and exits 0)
-`, cid, url, auth, cid, demo.FirstJobID, auth)
+`, cid, url, auth, cid, demo.FirstJobID, auth, userAuth)
 	return nil
 }

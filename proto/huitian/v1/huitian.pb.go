@@ -2772,9 +2772,9 @@ type JobInsight struct {
 	// How many cards the job asks for, as JobSpec.cards; 0 when no plan
 	// mentioned the job.
 	RequestedCards int32 `protobuf:"varint,20,opt,name=requested_cards,json=requestedCards,proto3" json:"requested_cards,omitempty"`
-	// When a running job started on its cards: RunningJob.start_time, or the
-	// time of a later STARTED event. Absent for a job that holds no cards
-	// (queued, starting, preempted).
+	// When a running or finished job started on its cards:
+	// RunningJob.start_time, or the time of a later STARTED event. Absent
+	// for a queued, starting or preempted job.
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	// For a reserved job: the probability that its cards are free by
 	// estimated_start, in [0, 1]; 0 otherwise.
