@@ -122,7 +122,7 @@ func (d *Driver) Start(ctx context.Context, st *pb.Start, spec *pb.JobSpec) ([]*
 	cards := encodeCards(st.GetCards())
 	ann := map[string]any{
 		AnnCards: cards, AnnAllocation: kindName(st.GetKind()), AnnStartedAt: formatTime(now),
-		AnnRetention:   st.GetExpectedRetention().AsDuration().Round(time.Second).String(),
+		AnnRetention:   retention(st),
 		AnnPreemptProb: strconv.FormatFloat(st.GetPreemptionProbability(), 'f', 3, 64),
 		AnnWaiting:     nil, AnnEstimatedStart: nil, AnnPreemption: nil, AnnProtectedUntil: nil,
 	}
@@ -161,6 +161,15 @@ func (d *Driver) Start(ctx context.Context, st *pb.Start, spec *pb.JobSpec) ([]*
 	d.event(ctx, j, corev1.EventTypeNormal, "Started", "Start", msg)
 	d.condition(ctx, j, metav1.ConditionTrue, strings.ToUpper(kindName(st.GetKind())[:1])+kindName(st.GetKind())[1:], msg)
 	return nil, nil
+}
+
+// retention says how long a start is expected to keep its cards; the
+// planner leaves it at zero for a job it expects to keep them until done.
+func retention(st *pb.Start) string {
+	if d := st.GetExpectedRetention().AsDuration(); d > 0 {
+		return d.Round(time.Second).String()
+	}
+	return "until done"
 }
 
 // otherGates are the pod template's scheduling gates that are not huitian's.

@@ -173,3 +173,12 @@ func TestSliceRoundTrip(t *testing.T) {
 		t.Errorf("device gpu-1/gpu-5 → %+v", c)
 	}
 }
+
+func TestRetention(t *testing.T) {
+	if got := retention(&pb.Start{ExpectedRetention: durationpb.New(90 * time.Minute)}); got != "1h30m0s" {
+		t.Errorf("retention of 90 min = %q", got)
+	}
+	if got := retention(&pb.Start{}); got != "until done" {
+		t.Errorf("retention without a figure = %q, want until done", got)
+	}
+}

@@ -123,15 +123,21 @@ type workJob struct {
 	ann     map[string]string
 }
 
-func create(ctx context.Context, t *testing.T, cs kubernetes.Interface, w workJob) {
+// create submits a Job; with a selector, it is a Job huitian does not
+// manage (no queue label, not suspended) whose claim selects by it.
+func create(ctx context.Context, t *testing.T, cs kubernetes.Interface, w workJob, selector ...string) {
 	t.Helper()
+	cel := `device.attributes["gpu.huitian.dev"].productName == "H100-SXM5-80GB"`
+	if len(selector) > 0 {
+		cel = selector[0]
+	}
 	tpl := &resourcev1.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: w.name + "-gpus", Namespace: ns},
 		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
 			Requests: []resourcev1.DeviceRequest{{Name: "gpus", Exactly: &resourcev1.ExactDeviceRequest{
 				DeviceClassName: "gpu.huitian.dev", Count: w.perPod,
 				Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
-					Expression: `device.attributes["gpu.huitian.dev"].productName == "H100-SXM5-80GB"`}}},
+					Expression: cel}}},
 			}}}}}},
 	}
 	if _, err := cs.ResourceV1().ResourceClaimTemplates(ns).Create(ctx, tpl, metav1.CreateOptions{}); err != nil {
@@ -139,14 +145,17 @@ func create(ctx context.Context, t *testing.T, cs kubernetes.Interface, w workJo
 	}
 	rt := fmt.Sprintf("%ds", int(w.runtime.Seconds()))
 	deadline := int64(w.limit.Seconds())
-	suspend := true
+	suspend := len(selector) == 0
+	labels := map[string]string{kube.LabelQueue: "default"}
+	if !suspend {
+		labels = nil
+	}
 	mode := batchv1.NonIndexedCompletion
 	if w.pods > 1 {
 		mode = batchv1.IndexedCompletion
 	}
 	j := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: ns, Labels: map[string]string{kube.LabelQueue: "default"},
-			Annotations: w.ann},
+		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: ns, Labels: labels, Annotations: w.ann},
 		Spec: batchv1.JobSpec{
 			Suspend: &suspend, Parallelism: &w.pods, Completions: &w.pods, CompletionMode: &mode,
 			ActiveDeadlineSeconds: &deadline, BackoffLimit: ptr(int32(0)),
@@ -180,6 +189,22 @@ type watcher struct {
 	checked    int                 // allocations compared with the plan
 	jobs       map[string]*batchv1.Job
 	started    map[string]time.Time // a job's first started-at
+	admissions []admission          // every start huitian carried out
+	external   []hold               // cards held by pods huitian does not manage
+}
+
+// admission is one start of a managed Job.
+type admission struct {
+	job   string
+	cards string
+	at    time.Time
+}
+
+// hold is a card held by a claim of a pod huitian does not manage.
+type hold struct {
+	card     string // "node/gpu-i"
+	claim    string
+	from, to time.Time // to is zero while it holds
 }
 
 func newWatcher() *watcher {
@@ -194,6 +219,11 @@ func (w *watcher) claim(cs kubernetes.Interface, c *resourcev1.ResourceClaim, de
 	for dev, h := range w.holder {
 		if h == key {
 			delete(w.holder, dev)
+		}
+	}
+	for i := range w.external {
+		if w.external[i].claim == key && w.external[i].to.IsZero() {
+			w.external[i].to = time.Now()
 		}
 	}
 	if deleted || c.Status.Allocation == nil {
@@ -220,6 +250,12 @@ func (w *watcher) claim(cs kubernetes.Interface, c *resourcev1.ResourceClaim, de
 	}
 	if pod == nil {
 		w.violations = append(w.violations, fmt.Sprintf("claim %s: allocated, owner pod not found", key))
+		return
+	}
+	if pod.Labels[kube.LabelQueue] == "" {
+		for _, d := range devs {
+			w.external = append(w.external, hold{card: d, claim: key, from: time.Now()})
+		}
 		return
 	}
 	plan := pod.Annotations[kube.AnnCards]
@@ -253,6 +289,9 @@ func (w *watcher) job(j *batchv1.Job) {
 	if at, err := time.Parse(time.RFC3339Nano, j.Annotations[kube.AnnStartedAt]); err == nil {
 		if _, seen := w.started[j.Name]; !seen {
 			w.started[j.Name] = at
+		}
+		if !slices.ContainsFunc(w.admissions, func(a admission) bool { return a.job == j.Name && a.at.Equal(at) }) {
+			w.admissions = append(w.admissions, admission{j.Name, j.Annotations[kube.AnnCards], at})
 		}
 	}
 }
@@ -429,6 +468,12 @@ func TestKubernetes(t *testing.T) {
 
 	t.Logf("the preempted job:\n%s", describe(t, e, "p1-e-ckpt", "describe-preempted.txt"))
 
+	// A Job huitian does not manage (no queue label, not suspended) holds
+	// card 0 of gpu-2 for a while: huitian must neither touch it nor plan
+	// that card while it is held.
+	unmanaged := workJob{name: "x-unmanaged", pods: 1, perPod: 1, runtime: 90 * time.Second, limit: time.Hour}
+	create(ctx, t, cs, unmanaged, `device.attributes["gpu.huitian.dev"].uuid == "GPU-2-0"`)
+
 	// 4. Phase 2: the rest of the workload, 1 to 16 cards; the adapter is
 	// restarted while it runs.
 	sizes := []struct {
@@ -458,6 +503,10 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 	all := append(slices.Clone(phase1), phase2...)
+	waitFor(t, "the unmanaged job to complete", 10*time.Minute, func() bool {
+		j := w.get(unmanaged.name)
+		return j != nil && hasCond(j, batchv1.JobComplete)
+	})
 
 	// 5. Every Job completes.
 	waitFor(t, "every job to complete", 20*time.Minute, func() bool {
@@ -491,6 +540,29 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 	t.Logf("%d claim allocations checked against the plan, %d admissions", w.checked, len(w.claimed))
+
+	// The Job huitian does not manage: untouched, and its card not planned
+	// while it held it (a plan made before the adapter could see the hold,
+	// a cycle and its catch-up, is allowed: the scheduler makes it wait).
+	for k := range w.jobs[unmanaged.name].Annotations {
+		if strings.HasPrefix(k, "huitian.dev/") {
+			t.Errorf("the unmanaged job got annotation %s", k)
+		}
+	}
+	if len(w.external) == 0 {
+		t.Errorf("the unmanaged job's claim was never seen allocated")
+	}
+	for _, h := range w.external {
+		for _, a := range w.admissions {
+			cards, _ := kube.DecodeCards(a.cards)
+			on := slices.ContainsFunc(cards, func(c *pb.CardRef) bool { return fmt.Sprintf("%s/gpu-%d", c.GetNode(), c.GetIndex()) == h.card })
+			if on && a.at.After(h.from.Add(2*interval+2*time.Second)) && (h.to.IsZero() || a.at.Before(h.to)) {
+				t.Errorf("%s admitted on %s at %s while the unmanaged claim %s held it (from %s to %s)",
+					a.job, h.card, a.at.Format(time.TimeOnly), h.claim, h.from.Format(time.TimeOnly), h.to.Format(time.TimeOnly))
+			}
+		}
+	}
+	t.Logf("unmanaged holds: %d; admissions: %d", len(w.external), len(w.admissions))
 
 	// The 16-card job started no later than its reservation plus one cycle.
 	est, started := bigEst, w.started["p1-d-big16"]
