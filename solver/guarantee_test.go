@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -211,5 +212,60 @@ func TestNoLendingBeyondEASYWhenSaturated(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSurvivalCountsEarlierWindows: a reservation's risk budget starts from
+// the windowed jobs already on its cards — P(none of them still runs at
+// the claim) — and only those: a regular job, a checkpointable windowed
+// job and a job without a window do not count. (Before, every cycle
+// started each reservation at survive = 1, so the ε bound held per cycle,
+// not over the reservation's life.)
+func TestSurvivalCountsEarlierWindows(t *testing.T) {
+	c := modeltest.Uniform(1, 5, 0)
+	now := modeltest.Epoch.Add(100 * time.Hour)
+	mk := func(id string, card int, ckpt bool, kind model.AllocKind) model.Running {
+		b := modeltest.Job(id).User("ann").Limit(2 * time.Hour)
+		if ckpt {
+			b.Checkpoint(time.Minute)
+		}
+		r := modeltest.Running(b.Build(), now.Add(-10*time.Minute), modeltest.Ref("n000", card))
+		r.Kind = kind
+		return r
+	}
+	s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{
+		mk("w1", 0, false, model.Backfill), // windowed, cannot checkpoint: counts
+		mk("w2", 1, false, model.Backfill), // windowed, cannot checkpoint: counts
+		mk("ck", 2, true, model.Backfill),  // windowed but checkpointable: yields instead
+		mk("bf", 3, false, model.Backfill), // no window
+		mk("rg", 4, false, model.Regular),
+	}}
+	h := NewHuitianGreedy(DefaultConfig())
+	for k := range 20 {
+		j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Limit(2 * time.Hour).Build()
+		start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
+		run := time.Duration(10+5*k) * time.Minute
+		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(run), Exit: model.ExitCompleted})
+	}
+	for _, id := range []string{"w1", "w2", "ck"} {
+		h.mem.window[id] = now.Add(30 * time.Minute)
+	}
+	cy := &cycle{h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params, d: &model.Decision{}}
+	cy.grace = 60
+	if err := cy.load(nil); err != nil {
+		t.Fatal(err)
+	}
+	const at = 40 * 60
+	cards := []int{0, 1, 2, 3, 4}
+	want := cy.runRem[0].CDF(at) * cy.runRem[1].CDF(at)
+	got := cy.survival(cards, at)
+	if want >= 1 || want <= 0 {
+		t.Fatalf("the history should leave the windowed jobs a chance of running at %d s (P(done) product %v)", at, want)
+	}
+	if math.Abs(got-want) > 1e-12 {
+		t.Fatalf("survival %v, want %v (w1 and w2 only)", got, want)
+	}
+	if other := cy.survival([]int{2, 3, 4}, at); other != 1 {
+		t.Fatalf("survival on the cards of ck, bf and rg is %v, want 1", other)
 	}
 }
