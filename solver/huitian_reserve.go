@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -139,15 +138,13 @@ func (c *cycle) contracts() map[int]preempt.Release {
 	for i := range c.s.Running {
 		r := &c.s.Running[i]
 		w, ok := c.h.mem.window[r.Job.ID]
-		if !ok || r.Kind != model.Backfill {
+		// A checkpointable job is suspended with notice instead, as any.
+		if !ok || r.Kind != model.Backfill || r.Job.Checkpointable {
 			continue
 		}
 		at := w
 		if soon := c.s.Now.Add(c.h.cfg.Preempt.Margin); at.Before(soon) {
 			at = soon
-		}
-		if r.Job.Checkpointable {
-			continue // suspended with notice instead, as any checkpointable job
 		}
 		if out == nil {
 			out = map[int]preempt.Release{}
@@ -229,6 +226,14 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 // main pass) and EASY's backfill, which ends by its time limit before any
 // reservation it could delay. It returns which queued jobs started.
 func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
+	// The job the others are backfilled around: the first EASY left
+	// waiting (its pending entries are in queue order).
+	for _, p := range core.Pending {
+		if p.Reason != model.PendingNeverFits {
+			c.waiting = p.JobID
+			break
+		}
+	}
 	started := make(map[string]bool, len(core.Starts))
 	for _, st := range core.Starts {
 		j := c.jobByID(st.JobID)
@@ -243,9 +248,6 @@ func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
 		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason}
 		if st.Kind == model.Backfill {
 			sp.reason = "safe backfill: ends by its time limit before any reservation it could delay (EASY); " + st.Reason
-			if c.waiting == "" {
-				c.waiting = waitingOf(st.Reason)
-			}
 		}
 		// A job that fits now is held in the predicted profile no longer
 		// than its cards are free: EASY placed it on its limit.
@@ -257,17 +259,6 @@ func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
 		started[st.JobID] = true
 	}
 	return started, nil
-}
-
-// waitingOf reads the waiting job's id out of EASY's backfill reason.
-func waitingOf(reason string) string {
-	const pre = "backfilled while "
-	if rest, ok := strings.CutPrefix(reason, pre); ok {
-		if id, _, ok := strings.Cut(rest, " waits"); ok {
-			return id
-		}
-	}
-	return ""
 }
 
 func (c *cycle) ids(refs []model.CardRef) ([]int, error) {
