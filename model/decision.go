@@ -154,4 +154,16 @@ type Decision struct {
 	// Fragments is the idle-capacity inventory of the cycle, before backfill
 	// (empty for planners that do not classify).
 	Fragments []FragmentSummary
+	// Idle labels the cards that Fragments counts as idle now with their
+	// class, in layout order (empty for planners that do not classify). It
+	// is for people's views (the web page's card grid); it is not part of
+	// the wire answer, and not recorded.
+	Idle []IdleCard `json:"-"`
+}
+
+// IdleCard is a card idle when the planner classified idle capacity, and
+// its class.
+type IdleCard struct {
+	Card  CardRef
+	Class FragmentClass
 }

@@ -43,6 +43,7 @@ type cluster struct {
 type lastPlan struct {
 	header *pb.GetStatusResponse
 	jobs   map[string]*pb.JobInsight
+	cards  []*pb.CardStatus // GetStatus's cards; in memory only (nil after a restart until the next plan)
 
 	order sync.Once
 	ids   []string // jobs' keys in model.CompareIDs order, set by order

@@ -16,3 +16,24 @@ func fragments(d *model.Decision) []*pb.FragmentSummary {
 	}
 	return out
 }
+
+// cardStatus lists every card of the cluster in its order, each with the
+// class it was idle in (from the decision's Idle labels).
+func cardStatus(cl *model.Cluster, idle []model.IdleCard) []*pb.CardStatus {
+	class := make(map[model.CardRef]model.FragmentClass, len(idle))
+	for _, ic := range idle {
+		class[ic.Card] = ic.Class
+	}
+	var out []*pb.CardStatus
+	for _, n := range cl.Nodes {
+		for _, c := range n.Cards {
+			ref := model.CardRef{Node: n.Name, Index: c.Index}
+			out = append(out, &pb.CardStatus{
+				Card:   &pb.CardRef{Node: n.Name, Index: int32(c.Index)},
+				Usable: !c.Unhealthy && !n.Unschedulable,
+				Idle:   pb.FragmentClass(class[ref]),
+			})
+		}
+	}
+	return out
+}

@@ -95,6 +95,7 @@ func (s *Server) compose(cluster string, lp *lastPlan, job string) (*pb.JobInsig
 		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
 		in.EstimatedStart = nil
 		in.ReservationConfidence = 0
+		in.QueuePosition = 0
 		switch rec.Kind {
 		case model.EventStarted:
 			in.State = pb.JobState_JOB_STATE_RUNNING

@@ -169,7 +169,7 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 			header := proto.CloneOf(lp.header)
 			header.Tuner, header.Measures = nil, nil
 			statusProto(header, status)
-			lp = &lastPlan{header: header, jobs: lp.jobs}
+			lp = &lastPlan{header: header, jobs: lp.jobs, cards: lp.cards}
 		}
 	}
 	c.last.Store(lp)
@@ -314,8 +314,9 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		in.State = pb.JobState_JOB_STATE_PENDING
 		in.Kind = pb.AllocationKind_ALLOCATION_KIND_UNSPECIFIED
 	}
-	for _, p := range d.Pending {
+	for i, p := range d.Pending {
 		in := get(p.JobID)
+		in.QueuePosition = int32(i + 1)
 		in.PendingReason = pb.PendingReason(p.Reason)
 		in.Message = p.Message
 		in.EstimatedStart = tsOrNil(p.EstimatedStart)
@@ -382,7 +383,7 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 	if status != nil {
 		statusProto(header, status)
 	}
-	return &lastPlan{header: header, jobs: jobs}
+	return &lastPlan{header: header, jobs: jobs, cards: cardStatus(snap.Cluster, d.Idle)}
 }
 
 // encodePlan writes the header, then every job's insight in id order, each

@@ -33,6 +33,9 @@ func (s *Server) GetStatus(ctx context.Context, req *connect.Request[pb.GetStatu
 	if ok {
 		if lp := c.last.Load(); lp != nil {
 			out = proto.CloneOf(lp.header)
+			if req.Msg.GetIncludeCards() {
+				out.Cards = lp.cards // never modified once published
+			}
 		}
 		out.Plans = c.plans.Load()
 		// After a restart, the tuner's state lives in the event log: ask

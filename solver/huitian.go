@@ -331,6 +331,11 @@ func (c *cycle) classify(candidates []int) {
 	}
 	c.classes = fragment.Classify(c.prof, baseline.Seconds(c.h.cfg.Horizon), smallest)
 	c.d.Fragments = c.classes.Inventory
+	for id, cl := range c.classes.Of {
+		if cl != model.FragmentUnspecified {
+			c.d.Idle = append(c.d.Idle, model.IdleCard{Card: c.lay.Ref(id), Class: cl})
+		}
+	}
 	c.d.Stats.IdleCards = len(c.prof.FreeCards())
 	for _, r := range c.s.Running {
 		if r.Kind == model.Backfill {

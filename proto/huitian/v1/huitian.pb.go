@@ -2782,7 +2782,12 @@ type JobInsight struct {
 	// For a starting or running backfill job with expected_retention: the
 	// queued job whose reservation is the first to claim one of its cards,
 	// which ends the retention. Empty otherwise.
-	ClaimedBy     string `protobuf:"bytes,23,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	ClaimedBy string `protobuf:"bytes,23,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	// For a job waiting in the last plan (pending or reserved): its place in
+	// the order the planner lists waiting jobs (queue order: priority and
+	// compensation, then submit time), 1 first. 0 for any other job, and once
+	// an event newer than the plan changed the job's state.
+	QueuePosition int32 `protobuf:"varint,24,opt,name=queue_position,json=queuePosition,proto3" json:"queue_position,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2976,6 +2981,13 @@ func (x *JobInsight) GetClaimedBy() string {
 		return x.ClaimedBy
 	}
 	return ""
+}
+
+func (x *JobInsight) GetQueuePosition() int32 {
+	if x != nil {
+		return x.QueuePosition
+	}
+	return 0
 }
 
 // ListJobsRequest asks for one page of a cluster's jobs.
@@ -4271,7 +4283,10 @@ func (x *SameJobs) GetBoundedSlowdownRatio() *wrapperspb.DoubleValue {
 type GetStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cluster, as Cluster.id.
-	ClusterId     string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// True adds GetStatusResponse.cards, every card of the cluster as the
+	// last plan saw it (what the web page draws its card grid from).
+	IncludeCards  bool `protobuf:"varint,2,opt,name=include_cards,json=includeCards,proto3" json:"include_cards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4313,6 +4328,13 @@ func (x *GetStatusRequest) GetClusterId() string {
 	return ""
 }
 
+func (x *GetStatusRequest) GetIncludeCards() bool {
+	if x != nil {
+		return x.IncludeCards
+	}
+	return false
+}
+
 // GetStatusResponse is one cluster's planner state. Parts a planner does not
 // report (the baseline policies report none of tuner, measures and
 // fragments) are absent, never made up.
@@ -4341,8 +4363,14 @@ type GetStatusResponse struct {
 	Fragments []*FragmentSummary `protobuf:"bytes,9,rep,name=fragments,proto3" json:"fragments,omitempty"`
 	// The reservation depth the last plan asked for (0: the policy's own).
 	LastReservationDepth int32 `protobuf:"varint,10,opt,name=last_reservation_depth,json=lastReservationDepth,proto3" json:"last_reservation_depth,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Every card of the cluster, in the order the last plan's request listed
+	// them, when GetStatusRequest.include_cards asks for them and this
+	// process has made a plan for the cluster since it started (the cards are
+	// kept in memory, not stored); empty otherwise. Which job holds or
+	// reserves a card is what ListJobs says.
+	Cards         []*CardStatus `protobuf:"bytes,11,rep,name=cards,proto3" json:"cards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStatusResponse) Reset() {
@@ -4445,6 +4473,82 @@ func (x *GetStatusResponse) GetLastReservationDepth() int32 {
 	return 0
 }
 
+func (x *GetStatusResponse) GetCards() []*CardStatus {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
+// CardStatus is one card as the last plan saw it.
+type CardStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The card.
+	Card *CardRef `protobuf:"bytes,1,opt,name=card,proto3" json:"card,omitempty"`
+	// False for an unhealthy card or a card on an unschedulable node.
+	Usable bool `protobuf:"varint,2,opt,name=usable,proto3" json:"usable,omitempty"`
+	// For a card that was idle when the planner classified idle capacity
+	// (the huitian planner: after its main pass and EASY's backfill, before
+	// backfill beyond EASY), the class it was in; GetStatusResponse.fragments
+	// counts these cards, and also, as temporal, busy cards released before a
+	// reservation claims them (those carry no class here). Unspecified for a card busy then, and for every card when
+	// the planner does not classify (the baseline policies).
+	Idle          FragmentClass `protobuf:"varint,3,opt,name=idle,proto3,enum=huitian.v1.FragmentClass" json:"idle,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CardStatus) Reset() {
+	*x = CardStatus{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CardStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CardStatus) ProtoMessage() {}
+
+func (x *CardStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CardStatus.ProtoReflect.Descriptor instead.
+func (*CardStatus) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CardStatus) GetCard() *CardRef {
+	if x != nil {
+		return x.Card
+	}
+	return nil
+}
+
+func (x *CardStatus) GetUsable() bool {
+	if x != nil {
+		return x.Usable
+	}
+	return false
+}
+
+func (x *CardStatus) GetIdle() FragmentClass {
+	if x != nil {
+		return x.Idle
+	}
+	return FragmentClass_FRAGMENT_CLASS_UNSPECIFIED
+}
+
 // TunerParameters are the adaptive controller's current settings.
 type TunerParameters struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4461,7 +4565,7 @@ type TunerParameters struct {
 
 func (x *TunerParameters) Reset() {
 	*x = TunerParameters{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4473,7 +4577,7 @@ func (x *TunerParameters) String() string {
 func (*TunerParameters) ProtoMessage() {}
 
 func (x *TunerParameters) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4486,7 +4590,7 @@ func (x *TunerParameters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TunerParameters.ProtoReflect.Descriptor instead.
 func (*TunerParameters) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TunerParameters) GetMaxBackfillRuntime() *durationpb.Duration {
@@ -4536,7 +4640,7 @@ type BackfillMeasures struct {
 
 func (x *BackfillMeasures) Reset() {
 	*x = BackfillMeasures{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4548,7 +4652,7 @@ func (x *BackfillMeasures) String() string {
 func (*BackfillMeasures) ProtoMessage() {}
 
 func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4561,7 +4665,7 @@ func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackfillMeasures.ProtoReflect.Descriptor instead.
 func (*BackfillMeasures) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{37}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BackfillMeasures) GetCompletionRate() *wrapperspb.DoubleValue {
@@ -4624,7 +4728,7 @@ type FragmentSummary struct {
 
 func (x *FragmentSummary) Reset() {
 	*x = FragmentSummary{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4636,7 +4740,7 @@ func (x *FragmentSummary) String() string {
 func (*FragmentSummary) ProtoMessage() {}
 
 func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4649,7 +4753,7 @@ func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FragmentSummary.ProtoReflect.Descriptor instead.
 func (*FragmentSummary) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{38}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *FragmentSummary) GetFragment() FragmentClass {
@@ -4843,7 +4947,8 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\bquantile\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\bquantile\x12\x1e\n" +
 	"\n" +
 	"unreliable\x18\x04 \x01(\bR\n" +
-	"unreliable\"\xf1\t\n" +
+	"unreliable\"\xa1\n" +
+	"\n" +
 	"\n" +
 	"JobInsight\x12\x1e\n" +
 	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x124\n" +
@@ -4872,7 +4977,8 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"start_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12N\n" +
 	"\x16reservation_confidence\x18\x16 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x15reservationConfidence\x12\x1d\n" +
 	"\n" +
-	"claimed_by\x18\x17 \x01(\tR\tclaimedBy\"\xb9\x02\n" +
+	"claimed_by\x18\x17 \x01(\tR\tclaimedBy\x12.\n" +
+	"\x0equeue_position\x18\x18 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\rqueuePosition\"\xb9\x02\n" +
 	"\x0fListJobsRequest\x12&\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\x12'\n" +
@@ -4985,10 +5091,11 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x0fmean_wait_ratio\x18\b \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\rmeanWaitRatio\x12R\n" +
 	"\x0ep95_wait_ratio\x18\t \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\fp95WaitRatio\x12b\n" +
 	"\x16bounded_slowdown_ratio\x18\n" +
-	" \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x14boundedSlowdownRatio\":\n" +
+	" \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\x14boundedSlowdownRatio\"_\n" +
 	"\x10GetStatusRequest\x12&\n" +
 	"\n" +
-	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\"\x92\x04\n" +
+	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\x12#\n" +
+	"\rinclude_cards\x18\x02 \x01(\bR\fincludeCards\"\xc0\x04\n" +
 	"\x11GetStatusResponse\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12=\n" +
@@ -5003,7 +5110,13 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\bmeasures\x18\b \x01(\v2\x1c.huitian.v1.BackfillMeasuresR\bmeasures\x129\n" +
 	"\tfragments\x18\t \x03(\v2\x1b.huitian.v1.FragmentSummaryR\tfragments\x12=\n" +
 	"\x16last_reservation_depth\x18\n" +
-	" \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x14lastReservationDepth\"\xe5\x01\n" +
+	" \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x14lastReservationDepth\x12,\n" +
+	"\x05cards\x18\v \x03(\v2\x16.huitian.v1.CardStatusR\x05cards\"\x86\x01\n" +
+	"\n" +
+	"CardStatus\x12'\n" +
+	"\x04card\x18\x01 \x01(\v2\x13.huitian.v1.CardRefR\x04card\x12\x16\n" +
+	"\x06usable\x18\x02 \x01(\bR\x06usable\x127\n" +
+	"\x04idle\x18\x03 \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04idle\"\xe5\x01\n" +
 	"\x0fTunerParameters\x12U\n" +
 	"\x14max_backfill_runtime\x18\x01 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x12maxBackfillRuntime\x12H\n" +
 	"\x13protection_fraction\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x12protectionFraction\x121\n" +
@@ -5125,7 +5238,7 @@ func file_huitian_v1_huitian_proto_rawDescGZIP() []byte {
 }
 
 var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_huitian_v1_huitian_proto_goTypes = []any{
 	(DomainKind)(0),                // 0: huitian.v1.DomainKind
 	(Topology)(0),                  // 1: huitian.v1.Topology
@@ -5176,15 +5289,16 @@ var file_huitian_v1_huitian_proto_goTypes = []any{
 	(*SameJobs)(nil),               // 46: huitian.v1.SameJobs
 	(*GetStatusRequest)(nil),       // 47: huitian.v1.GetStatusRequest
 	(*GetStatusResponse)(nil),      // 48: huitian.v1.GetStatusResponse
-	(*TunerParameters)(nil),        // 49: huitian.v1.TunerParameters
-	(*BackfillMeasures)(nil),       // 50: huitian.v1.BackfillMeasures
-	(*FragmentSummary)(nil),        // 51: huitian.v1.FragmentSummary
-	(*timestamppb.Timestamp)(nil),  // 52: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 53: google.protobuf.Duration
-	(*wrapperspb.DoubleValue)(nil), // 54: google.protobuf.DoubleValue
+	(*CardStatus)(nil),             // 49: huitian.v1.CardStatus
+	(*TunerParameters)(nil),        // 50: huitian.v1.TunerParameters
+	(*BackfillMeasures)(nil),       // 51: huitian.v1.BackfillMeasures
+	(*FragmentSummary)(nil),        // 52: huitian.v1.FragmentSummary
+	(*timestamppb.Timestamp)(nil),  // 53: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 54: google.protobuf.Duration
+	(*wrapperspb.DoubleValue)(nil), // 55: google.protobuf.DoubleValue
 }
 var file_huitian_v1_huitian_proto_depIdxs = []int32{
-	52,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
+	53,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
 	14,  // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
 	21,  // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
 	20,  // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
@@ -5196,18 +5310,18 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	18,  // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
 	1,   // 10: huitian.v1.JobSpec.topology:type_name -> huitian.v1.Topology
 	2,   // 11: huitian.v1.JobSpec.comm:type_name -> huitian.v1.Comm
-	53,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
-	53,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
+	54,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
+	54,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
 	3,   // 14: huitian.v1.JobSpec.backfill:type_name -> huitian.v1.BackfillPreference
-	52,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
+	53,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
 	20,  // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
 	19,  // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
-	52,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
+	53,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
 	4,   // 19: huitian.v1.RunningJob.kind:type_name -> huitian.v1.AllocationKind
-	52,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
+	53,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
 	5,   // 21: huitian.v1.PlanOptions.policy:type_name -> huitian.v1.Policy
-	53,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
-	53,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
+	54,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
+	54,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
 	24,  // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
 	25,  // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
 	26,  // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
@@ -5215,21 +5329,21 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	27,  // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
 	19,  // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
 	4,   // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
-	53,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
-	52,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
+	54,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
+	53,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
 	6,   // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
 	19,  // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
-	52,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
+	53,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
 	7,   // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
-	53,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
+	54,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
 	8,   // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
-	52,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
-	53,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
+	53,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
+	54,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
 	9,   // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
-	52,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
+	53,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
 	20,  // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
 	4,   // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
-	52,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
+	53,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
 	10,  // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
 	7,   // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
 	29,  // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
@@ -5237,20 +5351,20 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	11,  // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
 	4,   // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
 	19,  // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
-	53,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
-	52,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
-	52,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
+	54,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
+	53,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
+	53,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
 	8,   // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
 	6,   // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
 	10,  // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
-	52,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
-	52,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
+	53,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
+	53,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
 	34,  // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
-	52,  // 62: huitian.v1.JobInsight.start_time:type_name -> google.protobuf.Timestamp
+	53,  // 62: huitian.v1.JobInsight.start_time:type_name -> google.protobuf.Timestamp
 	11,  // 63: huitian.v1.ListJobsRequest.states:type_name -> huitian.v1.JobState
 	4,   // 64: huitian.v1.ListJobsRequest.kind:type_name -> huitian.v1.AllocationKind
 	35,  // 65: huitian.v1.ListJobsResponse.jobs:type_name -> huitian.v1.JobInsight
-	52,  // 66: huitian.v1.ListJobsResponse.plan_time:type_name -> google.protobuf.Timestamp
+	53,  // 66: huitian.v1.ListJobsResponse.plan_time:type_name -> google.protobuf.Timestamp
 	12,  // 67: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
 	14,  // 68: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
 	38,  // 69: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
@@ -5260,65 +5374,68 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	41,  // 73: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
 	42,  // 74: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
 	5,   // 75: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
-	52,  // 76: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
+	53,  // 76: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
 	43,  // 77: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
 	5,   // 78: huitian.v1.WhatIfComparison.reference:type_name -> huitian.v1.Policy
 	5,   // 79: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
-	53,  // 80: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
-	53,  // 81: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
-	53,  // 82: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
-	54,  // 83: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
-	54,  // 84: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
-	53,  // 85: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	53,  // 86: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
-	53,  // 87: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
-	53,  // 88: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
-	54,  // 89: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
-	54,  // 90: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
+	54,  // 80: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
+	54,  // 81: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
+	54,  // 82: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
+	55,  // 83: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
+	55,  // 84: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
+	54,  // 85: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	54,  // 86: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	54,  // 87: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	54,  // 88: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	55,  // 89: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
+	55,  // 90: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
 	44,  // 91: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
 	45,  // 92: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
-	53,  // 93: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
-	53,  // 94: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
-	53,  // 95: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
-	53,  // 96: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
-	53,  // 97: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
+	54,  // 93: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
+	54,  // 94: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
+	54,  // 95: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
+	54,  // 96: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
+	54,  // 97: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
 	46,  // 98: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
-	53,  // 99: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
-	53,  // 100: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
-	53,  // 101: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
-	53,  // 102: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
-	54,  // 103: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
-	54,  // 104: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
-	54,  // 105: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
+	54,  // 99: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
+	54,  // 100: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
+	54,  // 101: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
+	54,  // 102: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
+	55,  // 103: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
+	55,  // 104: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
+	55,  // 105: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
 	5,   // 106: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	52,  // 107: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	53,  // 107: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
 	28,  // 108: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	49,  // 109: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	50,  // 110: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	51,  // 111: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	53,  // 112: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	54,  // 113: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	54,  // 114: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	53,  // 115: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	54,  // 116: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	6,   // 117: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13,  // 118: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30,  // 119: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32,  // 120: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	36,  // 121: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
-	39,  // 122: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	47,  // 123: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23,  // 124: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31,  // 125: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33,  // 126: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	37,  // 127: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
-	40,  // 128: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	48,  // 129: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	124, // [124:130] is the sub-list for method output_type
-	118, // [118:124] is the sub-list for method input_type
-	118, // [118:118] is the sub-list for extension type_name
-	118, // [118:118] is the sub-list for extension extendee
-	0,   // [0:118] is the sub-list for field type_name
+	50,  // 109: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	51,  // 110: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	52,  // 111: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	49,  // 112: huitian.v1.GetStatusResponse.cards:type_name -> huitian.v1.CardStatus
+	19,  // 113: huitian.v1.CardStatus.card:type_name -> huitian.v1.CardRef
+	6,   // 114: huitian.v1.CardStatus.idle:type_name -> huitian.v1.FragmentClass
+	54,  // 115: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	55,  // 116: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	55,  // 117: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	54,  // 118: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	55,  // 119: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	6,   // 120: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13,  // 121: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30,  // 122: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32,  // 123: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	36,  // 124: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
+	39,  // 125: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	47,  // 126: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23,  // 127: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31,  // 128: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33,  // 129: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	37,  // 130: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
+	40,  // 131: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	48,  // 132: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	127, // [127:133] is the sub-list for method output_type
+	121, // [121:127] is the sub-list for method input_type
+	121, // [121:121] is the sub-list for extension type_name
+	121, // [121:121] is the sub-list for extension extendee
+	0,   // [0:121] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -5344,7 +5461,7 @@ func file_huitian_v1_huitian_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_huitian_v1_huitian_proto_rawDesc), len(file_huitian_v1_huitian_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   39,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
