@@ -40,6 +40,7 @@ func newRootCmd() *cobra.Command {
 		newBenchCmd(),
 		newStoreCmd(),
 		newKubeCmd(),
+		newSlurmCmd(),
 		newJobsCmd(),
 		newJobCmd(),
 	)
