@@ -1,14 +1,18 @@
 // Package demo is a small resource manager that drives a planning service
 // through its real RPC path: it submits a built-in workload, and as one more
 // driver of the rm loop it starts what the plan starts, preempts what it
-// preempts, finishes jobs when their (simulated) runtime is up, and reports
-// every event. It exists so that `huitian serve --demo` shows live metrics,
-// status and job insight.
+// preempts (a job keeps its cards until its notice runs out), finishes jobs
+// when their (simulated) runtime is up, and reports every event. It exists
+// so that `huitian serve --demo` shows, within its first minute, what
+// backfill under huitian does: reservations kept, idle cards of every class
+// lent, and backfill jobs suspended or requeued when a reserved job needs
+// their cards. Each of those is told as it happens, one line each.
 package demo
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -31,42 +35,22 @@ type Options struct {
 	Step time.Duration
 	// Policy plans the cycles; unspecified takes the service's default.
 	Policy pb.Policy
-	// Log receives a line per cycle (slog.Default when nil).
+	// Log receives the loop's lines (slog.Default when nil).
 	Log *slog.Logger
+	// Out receives one line, in words, for each thing an operator would
+	// want to see as it happens: a reservation made, a reserved job
+	// starting, a backfill start and the idle capacity it uses, a
+	// preemption with its notice, a job yielding. Nil: none.
+	Out io.Writer
 }
-
-// template is one kind of job in the workload.
-type template struct {
-	class    string
-	user     string
-	cards    int32
-	perNode  int32
-	topology pb.Topology
-	comm     pb.Comm
-	limit    time.Duration
-	runtime  time.Duration // what it really runs
-	ckpt     bool
-	backfill pb.BackfillPreference
-}
-
-// workload is submitted in this order, one job per tick, round and round.
-var workload = []template{
-	{"training", "alice", 16, 8, pb.Topology_TOPOLOGY_SAME_SWITCH, pb.Comm_COMM_HIGH, 4 * time.Hour, 150 * time.Minute, true, pb.BackfillPreference_BACKFILL_PREFERENCE_OPT_OUT},
-	{"evaluation", "bob", 1, 0, pb.Topology_TOPOLOGY_ANY, pb.Comm_COMM_NONE, time.Hour, 15 * time.Minute, false, pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW},
-	{"preprocessing", "carol", 2, 0, pb.Topology_TOPOLOGY_SAME_NODE, pb.Comm_COMM_LOW, 90 * time.Minute, 35 * time.Minute, false, pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW},
-	{"search", "dave", 4, 4, pb.Topology_TOPOLOGY_SAME_NODE, pb.Comm_COMM_LOW, 2 * time.Hour, 50 * time.Minute, true, pb.BackfillPreference_BACKFILL_PREFERENCE_LOW_RISK_ONLY},
-	{"training", "erin", 8, 8, pb.Topology_TOPOLOGY_SAME_NVLINK_ISLAND, pb.Comm_COMM_HIGH, 3 * time.Hour, 100 * time.Minute, true, pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW},
-	{"evaluation", "bob", 1, 0, pb.Topology_TOPOLOGY_ANY, pb.Comm_COMM_NONE, 30 * time.Minute, 40 * time.Minute, false, pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW},
-	{"training", "alice", 24, 8, pb.Topology_TOPOLOGY_ANY, pb.Comm_COMM_HIGH, 6 * time.Hour, 200 * time.Minute, true, pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW},
-	{"search", "dave", 2, 0, pb.Topology_TOPOLOGY_ANY, pb.Comm_COMM_NONE, time.Hour, 20 * time.Minute, false, pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW},
-}
-
-// FirstJobID is the id of the demo's first job (a 16-card training job).
-const FirstJobID = "demo-0001"
 
 type running struct {
 	rj      *pb.RunningJob
 	runtime time.Duration
+	// yieldAt is when the job gives its cards back, once a preemption's
+	// notice runs out (zero: not told to yield); action is how.
+	yieldAt time.Time
+	action  pb.PreemptionAction
 }
 
 // RM is the demo resource manager: an rm.Driver whose cluster is plain
@@ -77,12 +61,14 @@ type RM struct {
 	opts Options
 
 	mu      sync.Mutex // guards the fields below: the loop writes them, Now and Counts read them
+	start   time.Time
 	now     time.Time
 	cycled  bool // a snapshot was taken: the next one advances the clock
-	next    int
+	next    int  // jobs submitted so far
 	queued  []*pb.JobSpec
 	runtime map[string]time.Duration
 	running map[string]*running
+	tell    teller
 }
 
 // New returns a demo resource manager for the cluster, its clock at now,
@@ -94,7 +80,8 @@ func New(c huitianv1connect.PlannerServiceClient, cluster *pb.Cluster, now time.
 	if o.Step <= 0 {
 		o.Step = 5 * time.Minute
 	}
-	d := &RM{base: cluster, opts: o, now: now, runtime: map[string]time.Duration{}, running: map[string]*running{}}
+	d := &RM{base: cluster, opts: o, start: now, now: now, runtime: map[string]time.Duration{}, running: map[string]*running{},
+		tell: newTeller(o.Out, o.Step)}
 	var plan *pb.PlanOptions
 	if o.Policy != pb.Policy_POLICY_UNSPECIFIED {
 		plan = &pb.PlanOptions{Policy: o.Policy}
@@ -114,9 +101,10 @@ func (d *RM) Step(ctx context.Context) error {
 }
 
 // Snapshot advances the simulated clock by Step (from the second cycle on),
-// submits the next job of the workload, finishes running jobs whose time is
-// up (killed at their limit if they run longer) and reports the progress of
-// the others.
+// submits the jobs of the workload that have arrived, gives back the cards
+// of jobs whose preemption notice ran out, finishes running jobs whose time
+// is up (killed at their limit if they run longer) and reports the progress
+// of the others.
 func (d *RM) Snapshot(context.Context) (*rm.Snapshot, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -124,20 +112,27 @@ func (d *RM) Snapshot(context.Context) (*rm.Snapshot, error) {
 		d.now = d.now.Add(d.opts.Step)
 	}
 	d.cycled = true
+	d.tell.flush(&d.tell.before, nil) // lines of a cycle that failed before its plan
+	d.tell.flush(&d.tell.held, nil)
 
-	// 1. Submit the next job of the workload.
-	tp := workload[d.next%len(workload)]
-	d.next++
-	id := fmt.Sprintf("demo-%04d", d.next)
-	d.queued = append(d.queued, &pb.JobSpec{
-		Id: id, User: tp.user, JobClass: tp.class, Cards: tp.cards, CardsPerNode: tp.perNode, Topology: tp.topology,
-		Comm: tp.comm, TimeLimit: durationpb.New(tp.limit), Checkpointable: tp.ckpt, Backfill: tp.backfill,
-		CheckpointCost: durationpb.New(2 * time.Minute), MaxPreemptionProbability: 0.2, SubmitTime: timestamppb.New(d.now),
-	})
-	d.runtime[id] = tp.runtime
+	// 1. Submit what has arrived.
+	for {
+		a, ok := arrivalOf(d.next)
+		if !ok || d.start.Add(a.at).After(d.now) {
+			break
+		}
+		d.next++
+		id := JobID(d.next)
+		d.queued = append(d.queued, &pb.JobSpec{
+			Id: id, User: a.user, JobClass: a.class, Cards: a.cards, CardsPerNode: a.perNode, Topology: a.topology,
+			Comm: a.comm, TimeLimit: durationpb.New(a.limit), Checkpointable: a.ckpt, Backfill: a.backfill,
+			CheckpointCost: durationpb.New(2 * time.Minute), MaxPreemptionProbability: 0.2, SubmitTime: timestamppb.New(d.start.Add(a.at)),
+		})
+		d.runtime[id] = a.runtime
+	}
 
-	// 2. Finish what is due; report the progress of the others.
-	s := &rm.Snapshot{Now: d.now, Cluster: d.base, Queued: slices.Clone(d.queued)}
+	// 2. Yield, finish, or report progress.
+	s := &rm.Snapshot{Now: d.now, Cluster: d.base}
 	for _, id := range d.runningIDs() {
 		r := d.running[id]
 		startAt := r.rj.GetStartTime().AsTime()
@@ -146,7 +141,11 @@ func (d *RM) Snapshot(context.Context) (*rm.Snapshot, error) {
 		if r.runtime > limit {
 			end, exit = startAt.Add(limit), pb.ExitState_EXIT_STATE_KILLED_AT_LIMIT
 		}
-		if !end.After(d.now) {
+		switch {
+		case !r.yieldAt.IsZero() && !r.yieldAt.After(d.now) && r.yieldAt.Before(end):
+			s.Events = append(s.Events, d.yield(id, r, r.yieldAt))
+			continue
+		case !end.After(d.now):
 			s.Events = append(s.Events, &pb.JobEvent{JobId: id, Kind: pb.JobEventKind_JOB_EVENT_KIND_FINISHED, Time: timestamppb.New(end),
 				Spec: r.rj.GetSpec(), Allocation: r.rj.GetKind(), StartTime: r.rj.GetStartTime(), Exit: exit})
 			delete(d.running, id)
@@ -157,11 +156,32 @@ func (d *RM) Snapshot(context.Context) (*rm.Snapshot, error) {
 		s.Events = append(s.Events, &pb.JobEvent{JobId: id, Kind: pb.JobEventKind_JOB_EVENT_KIND_PROGRESS, Time: timestamppb.New(d.now), Progress: p})
 		s.Running = append(s.Running, proto.CloneOf(r.rj))
 	}
+	s.Queued = slices.Clone(d.queued)
 	return s, nil
 }
 
-// Preempt makes the job yield at once and requeues it (with its requeue
-// count raised for a REQUEUE): the demo has no checkpoint to wait for.
+// yield takes a running job's cards back at t and puts it back in the
+// queue: a suspended job resumes from its checkpoint later (what it has
+// done is kept), a requeued one starts over with its requeue count raised
+// (the service compensates it with priority). d.mu is held.
+func (d *RM) yield(id string, r *running, t time.Time) *pb.JobEvent {
+	delete(d.running, id)
+	spec := proto.CloneOf(r.rj.GetSpec())
+	if r.action == pb.PreemptionAction_PREEMPTION_ACTION_REQUEUE {
+		spec.RequeueCount++
+	} else if left := r.runtime - t.Sub(r.rj.GetStartTime().AsTime()); left > 0 {
+		d.runtime[id] = left
+	}
+	d.queued = append(d.queued, spec)
+	d.tell.yielded(t, spec, r)
+	return &pb.JobEvent{JobId: id, Kind: pb.JobEventKind_JOB_EVENT_KIND_PREEMPTED, Time: timestamppb.New(t),
+		Spec: spec, Allocation: r.rj.GetKind(), StartTime: r.rj.GetStartTime(), Action: r.action}
+}
+
+// Preempt tells the job to yield: it keeps its cards until the notice runs
+// out (checkpointing, for a SUSPEND), then gives them back and returns to
+// the queue; without a notice it yields at once. A job already told keeps
+// the earlier deadline.
 func (d *RM) Preempt(_ context.Context, p *pb.Preemption, _ *pb.RunningJob) ([]*pb.JobEvent, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -169,14 +189,16 @@ func (d *RM) Preempt(_ context.Context, p *pb.Preemption, _ *pb.RunningJob) ([]*
 	if !ok {
 		return nil, fmt.Errorf("demo: %s is not running", p.GetJobId())
 	}
-	delete(d.running, p.GetJobId())
-	spec := proto.CloneOf(r.rj.GetSpec())
-	if p.GetAction() == pb.PreemptionAction_PREEMPTION_ACTION_REQUEUE {
-		spec.RequeueCount++
+	at := d.now.Add(p.GetNotice().AsDuration())
+	if !r.yieldAt.IsZero() && !at.Before(r.yieldAt) {
+		return nil, nil // already told: its deadline stands
 	}
-	d.queued = append(d.queued, spec)
-	return []*pb.JobEvent{{JobId: p.GetJobId(), Kind: pb.JobEventKind_JOB_EVENT_KIND_PREEMPTED, Time: timestamppb.New(d.now),
-		Spec: spec, Allocation: r.rj.GetKind(), StartTime: r.rj.GetStartTime(), Action: p.GetAction()}}, nil
+	r.yieldAt, r.action = at, p.GetAction()
+	d.tell.preempted(d.now, p, r, d.queuedSpec(p.GetForJobId()))
+	if at.After(d.now) {
+		return nil, nil
+	}
+	return []*pb.JobEvent{d.yield(p.GetJobId(), r, d.now)}, nil
 }
 
 // Start runs the job on the planned cards from now.
@@ -193,8 +215,27 @@ func (d *RM) Start(_ context.Context, st *pb.Start, spec *pb.JobSpec) ([]*pb.Job
 			ProtectedUntil: st.GetProtectedUntil()},
 		runtime: d.runtime[st.GetJobId()],
 	}
+	d.tell.started(d.now, st, spec)
 	return []*pb.JobEvent{{JobId: st.GetJobId(), Kind: pb.JobEventKind_JOB_EVENT_KIND_STARTED, Time: timestamppb.New(d.now),
 		Spec: spec, Allocation: st.GetKind()}}, nil
+}
+
+// Inform reads the plan's reservations, to tell when one is made and
+// whether its job starts on time.
+func (d *RM) Inform(_ context.Context, snap *rm.Snapshot, plan *pb.PlanResponse) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tell.planned(snap.Now, plan, d.queuedSpec)
+	return nil
+}
+
+func (d *RM) queuedSpec(id string) *pb.JobSpec {
+	for _, q := range d.queued {
+		if q.GetId() == id {
+			return q
+		}
+	}
+	return nil
 }
 
 func (d *RM) runningIDs() []string {

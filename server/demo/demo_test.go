@@ -56,8 +56,11 @@ func TestRunTicksOnSimulatedTime(t *testing.T) {
 			t.Errorf("last plan at %s, want %s", got, want)
 		}
 		states := map[pb.JobState]int{}
-		for i := 1; i <= 41; i++ {
-			in, err := c.GetJobInsight(t.Context(), connect.NewRequest(&pb.GetJobInsightRequest{ClusterId: "demo", JobId: fmt.Sprintf("demo-%04d", i)}))
+		d.mu.Lock()
+		submitted := d.next
+		d.mu.Unlock()
+		for i := 1; i <= submitted; i++ {
+			in, err := c.GetJobInsight(t.Context(), connect.NewRequest(&pb.GetJobInsightRequest{ClusterId: "demo", JobId: JobID(i)}))
 			if err != nil {
 				t.Fatalf("GetJobInsight: %v", err)
 			}
