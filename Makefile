@@ -23,7 +23,7 @@ run: deps build
 	@echo "== serving the demo cluster (Ctrl-C stops it) =="
 	./$(BIN) serve --demo --data $(RUN_DATA) --listen $(RUN_LISTEN) --default-policy $(RUN_POLICY)
 
-test: deps build fmt-check vet staticcheck check-generated unit race e2e-kubernetes-if-cached
+test: deps build fmt-check vet staticcheck check-generated unit race e2e-kubernetes-if-cached e2e-slurm-if-possible
 	@echo "== make test: all checks passed =="
 
 deps:
@@ -72,6 +72,24 @@ e2e-kubernetes: deps
 
 e2e-kubernetes-if-cached:
 	@K8S_BIN_DIR=$(K8S_BIN_DIR) scripts/e2e-kubernetes.sh if-cached
+
+# The Slurm end-to-end test (scripts/e2e-slurm.sh): a real Slurm 22.05 on
+# this machine (test/e2e/slurm/up.sh: slurmctld and four slurmd with eight
+# fake GPUs each), huitian serve and huitian slurm, a workload of 49 held
+# batch jobs; about 5 minutes. It installs the Debian packages when missing
+# (apt-get; root or passwordless sudo). `make test` runs it when Slurm can be
+# installed and started and says why it skipped otherwise. E2E_COMPARE=1
+# runs the workload once more under Slurm's own sched/backfill and prints
+# both side by side (e2e-slurm-compare).
+.PHONY: e2e-slurm e2e-slurm-if-possible e2e-slurm-compare
+e2e-slurm: deps
+	scripts/e2e-slurm.sh
+
+e2e-slurm-if-possible:
+	@scripts/e2e-slurm.sh if-possible
+
+e2e-slurm-compare: deps
+	E2E_COMPARE=1 scripts/e2e-slurm.sh
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)

@@ -387,7 +387,7 @@ func (d *Driver) readBack(ctx context.Context, j *Job, words string, st state) [
 	var got []Alloc
 	out, err := d.run(ctx, "scontrol", "show", "job", "-d", "-o", id)
 	if err == nil {
-		_, got, err = ParseJobDetail(strings.TrimSpace(string(out)))
+		_, got, err = ParseJobDetail(strings.TrimSpace(string(out)), j.Name)
 	}
 	if err != nil || len(got) == 0 {
 		d.log.Debug("read back from squeue's gres_detail", "job", id, "error", err)

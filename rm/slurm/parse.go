@@ -349,18 +349,22 @@ type Alloc struct {
 }
 
 // ParseJobDetail reads the per-node GPU indices from one line of `scontrol
-// show job -d -o`: the Nodes=… GRES=gpu…(IDX:…) pairs of its detail block,
-// which follows JOB_GRES= and ends at MinCPUsNode=. Fields the user controls
-// (JobName before the block; Comment, WorkDir, … after) cannot shift it: a
-// JobName holding "JOB_GRES=" is refused.
-func ParseJobDetail(line string) (state string, allocs []Alloc, err error) {
-	fs := ParseShow(line)
-	if len(fs) < 2 || fs[0].Key != "JobId" {
-		return "", nil, fmt.Errorf("%w: job detail: want JobId= first", ErrParse)
+// show job -d -o` of the job named name: the Nodes=… GRES=gpu…(IDX:…) pairs
+// of its detail block, which follows JOB_GRES= and ends at MinCPUsNode=.
+// The line must start "JobId=… JobName=<name> ": the name (from squeue
+// --json) is skipped whole, so that a name holding "Nodes=…" cannot forge a
+// block; the fields the user controls after the block (Comment, WorkDir, …)
+// are never read.
+func ParseJobDetail(line, name string) (state string, allocs []Alloc, err error) {
+	id, rest, ok := strings.Cut(line, " JobName=")
+	if !ok || !strings.HasPrefix(id, "JobId=") {
+		return "", nil, fmt.Errorf("%w: job detail: want JobId=… JobName=… first", ErrParse)
 	}
-	if name, _ := get(fs, "JobName"); strings.Contains(name, "=") {
-		return "", nil, fmt.Errorf("%w: job %s detail: its JobName holds '='; read its GPUs from squeue --json", ErrParse, fs[0].Value)
+	rest, ok = strings.CutPrefix(rest, name+" ")
+	if !ok {
+		return "", nil, fmt.Errorf("%w: job detail of %s: its JobName is not %q", ErrParse, id, name)
 	}
+	fs := ParseShow(rest)
 	state, _ = get(fs, "JobState")
 	in := false
 	var cur *Alloc

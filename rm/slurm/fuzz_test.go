@@ -1,0 +1,117 @@
+package slurm
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Every parser of Slurm's output takes any bytes without a panic, and what
+// it accepts is consistent.
+
+func seedFiles(f *testing.F, names ...string) {
+	for _, n := range names {
+		b, err := os.ReadFile("testdata/" + n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+}
+
+func FuzzParseNodes(f *testing.F) {
+	seedFiles(f, "scontrol-show-node.txt", "scontrol-show-node-d.txt")
+	f.Add("NodeName=x Gres=gpu:a:2(S:0),gpu:3 State=IDLE+DRAIN Partitions=a,b")
+	f.Fuzz(func(t *testing.T, s string) {
+		nodes, _ := ParseNodes([]byte(s))
+		for _, n := range nodes {
+			if n.Name == "" || n.GPUCount() < 0 || n.GPUCount() > maxIndex {
+				t.Fatalf("accepted node %+v", n)
+			}
+			n.Unavailable()
+		}
+	})
+}
+
+func FuzzParseJobDetail(f *testing.F) {
+	seedFiles(f, "scontrol-show-job-d-multi.txt", "scontrol-show-job-d-typed.txt", "scontrol-show-job-d-failed.txt", "scontrol-show-job-d-nogpu.txt")
+	f.Fuzz(func(t *testing.T, s string) {
+		name, _, _ := strings.Cut(strings.TrimPrefix(s[strings.Index(s, "JobName=")+1:], "obName="), " ")
+		_, allocs, err := ParseJobDetail(s, name)
+		if err != nil {
+			return
+		}
+		for _, a := range allocs {
+			for _, g := range a.GPUs {
+				if g < 0 || g > maxIndex {
+					t.Fatalf("index %d accepted", g)
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseQueue(f *testing.F) {
+	seedFiles(f, "squeue.json")
+	f.Add(`{"jobs":[{"job_id":1,"nodes":"n[1-2]","gres_detail":["gpu:1(IDX:0)","gpu:1(IDX:7)"],"tres_per_node":"gres:gpu:1","time_limit":5}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		jobs, err := ParseQueue([]byte(s))
+		if err != nil {
+			return
+		}
+		for i := range jobs {
+			jobs[i].Allocs()
+			if spec, err := jobSpec(&jobs[i], &state{}); err == nil && (spec.GetCards() < 1 || spec.GetTimeLimit().AsDuration() <= 0) {
+				t.Fatalf("accepted spec %v", spec)
+			}
+		}
+	})
+}
+
+func FuzzHostlist(f *testing.F) {
+	for _, s := range []string{"n[1-3,5],gpu07", "a[08-10]b[1-2]", "n1", "(null)", "x[", "x[9999999999]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		hosts, err := ExpandHostlist(s)
+		if err == nil && len(hosts) > maxIndex {
+			t.Fatalf("%d hosts", len(hosts))
+		}
+	})
+}
+
+func FuzzParseGres(f *testing.F) {
+	for _, s := range []string{"gpu:8", "gpu:a100:4(S:0),gpu:a100:4(S:1)", "gpu:c0:1(IDX:0),gpu:c1:0(IDX:)", "gres:gpu:2", "gpu:2(IDX:0-1,5)", "(null)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		gs, err := ParseGres(s)
+		if err != nil {
+			return
+		}
+		for _, g := range gs {
+			if g.Count < 0 || len(g.Idx) > maxIndex {
+				t.Fatalf("accepted %+v", g)
+			}
+		}
+	})
+}
+
+func FuzzAdminComment(f *testing.F) {
+	f.Add("huitian: BACKFILL {hx k=B c=n1:0,1;n2:3 g=n1:0,1;n2:3 t=1 p=2 s=3 r=1 n=4 y=S,5,1,B e=6 w=reserved }")
+	f.Add("plain words")
+	f.Fuzz(func(t *testing.T, s string) {
+		words, st, err := splitAdmin(s)
+		if err != nil {
+			return
+		}
+		// What the driver writes back reads the same.
+		w2, st2, err := splitAdmin(adminComment(words, st))
+		if err != nil {
+			t.Fatalf("re-read %q: %v", adminComment(words, st), err)
+		}
+		if strings.ContainsAny(w2, "\n{}") || encodeAllocs(st2.Planned) != encodeAllocs(st.Planned) || st2.Notice != st.Notice {
+			t.Fatalf("round trip of %q changed it", s)
+		}
+	})
+}
