@@ -10,6 +10,8 @@ require (
 	connectrpc.com/grpcreflect v1.3.0
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/bufbuild/protocompile v0.14.2-0.20261020145055-56248e843b50
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/google/go-cmp v0.7.0
 	github.com/jhump/protoreflect v1.19.0
@@ -72,6 +74,7 @@ require (
 	github.com/emicklei/go-restful/v3 v3.12.2 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect

@@ -23,6 +23,7 @@ import (
 	"github.com/huitian/huitian/model"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/proto/huitian/v1/huitianv1connect"
+	"github.com/huitian/huitian/server/web"
 	"github.com/huitian/huitian/solver"
 )
 
@@ -118,7 +119,8 @@ func (s *Server) Close() error {
 }
 
 // Handler serves PlannerService (Connect, gRPC, gRPC-Web), gRPC health,
-// gRPC reflection and /metrics. With a token, everything but health needs
+// gRPC reflection, /metrics and the web page (package web). With a token,
+// everything but health and the page's static files needs
 // `Authorization: Bearer <token>`.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -141,6 +143,7 @@ func (s *Server) Handler() http.Handler {
 	rpa, rha := grpcreflect.NewHandlerV1Alpha(reflector, connect.WithReadMaxBytes(maxReflectionBytes))
 	mux.Handle(rpa, s.auth(rha))
 	mux.Handle("/metrics", s.authAll(promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})))
+	web.Mount(mux) // the page at / and /jobs/<id>; it calls the API above with the user's token
 	return s.bodyDeadline(mux)
 }
 
