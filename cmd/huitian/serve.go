@@ -87,6 +87,12 @@ show live answers.`,
 			url := scheme + "://" + addr
 			// The one line scripts and tests parse for the bound address.
 			fmt.Fprintf(cmd.OutOrStdout(), "huitian serve: listening on %s\n", url)
+			// The web page (server/web); with --demo it opens on the demo cluster.
+			page := url + "/"
+			if runDemo {
+				page += "?cluster=" + demo.Cluster().GetId()
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "huitian serve: web page at %s\n", page)
 
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
