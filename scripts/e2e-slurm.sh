@@ -12,7 +12,9 @@
 #
 # E2E_COMPARE=1 runs the same workload a second time under Slurm's own
 # sched/backfill alone (jobs not held, same nodes) and prints wait and
-# bounded slowdown per size class side by side. E2E_KEEP=1 keeps the run
+# bounded slowdown per size class side by side (E2E_COMPARE=slurm-only:
+# only the Slurm run, against bin/e2e-slurm-huitian.json of an earlier
+# run). E2E_KEEP=1 keeps the run
 # folders (logs, job outputs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -102,9 +104,11 @@ one() {
 
 t0=$SECONDS
 mkdir -p bin
-one huitian || { echo "== e2e-slurm: FAILED"; exit 1; }
-echo "== e2e-slurm: passed in $((SECONDS-t0))s"
-if [ "${E2E_COMPARE:-0}" = 1 ]; then
+if [ "${E2E_COMPARE:-0}" != slurm-only ] || [ ! -f bin/e2e-slurm-huitian.json ]; then
+  one huitian || { echo "== e2e-slurm: FAILED"; exit 1; }
+  echo "== e2e-slurm: passed in $((SECONDS-t0))s"
+fi
+if [ "${E2E_COMPARE:-0}" != 0 ]; then
   one slurm || { echo "== e2e-slurm (Slurm's own backfill): FAILED"; exit 1; }
   python3 - "$ROOT/bin/e2e-slurm-huitian.json" "$ROOT/bin/e2e-slurm-slurm.json" <<'PY'
 import json, sys

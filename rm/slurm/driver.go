@@ -295,8 +295,16 @@ func (d *Driver) observe(ctx context.Context, j *Job, now time.Time, s *rm.Snaps
 		if st.Protected > 0 {
 			rj.ProtectedUntil = timestamppb.New(time.Unix(st.Protected, 0))
 		}
-		if len(rj.Cards) == 0 {
-			d.log.Warn("running job holds no GPU Slurm reports; left out", "job", id)
+		if len(rj.Cards) != int(spec.GetCards()) {
+			// Never plan on a view the service would refuse: the GPUs Slurm
+			// reports are held, the job is left out of this plan.
+			d.log.Warn("running job holds another number of GPUs than it asks for; its GPUs count as held", "job", id,
+				"holds", encodeAllocs(st.Got), "asks", spec.GetCards())
+			for _, a := range st.Got {
+				for _, i := range a.GPUs {
+					d.held[cardKey(a.Node, i)] = true
+				}
+			}
 			return
 		}
 		s.Running = append(s.Running, rj)

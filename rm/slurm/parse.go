@@ -107,14 +107,13 @@ func ParseGres(s string) ([]Gres, error) {
 		if g.Name == "" {
 			return nil, fmt.Errorf("%w: gres %q: no name", ErrParse, part)
 		}
-		for p := range strings.SplitSeq(paren, ",") {
-			if v, ok := strings.CutPrefix(p, "IDX:"); ok {
-				idx, err := ParseIdx(v)
-				if err != nil {
-					return nil, fmt.Errorf("gres %q: %w", part, err)
-				}
-				g.Idx = idx
+		// (IDX:0,4-5) lists indices with commas of its own: IDX comes last.
+		if i := strings.Index(paren, "IDX:"); i >= 0 {
+			idx, err := ParseIdx(paren[i+len("IDX:"):])
+			if err != nil {
+				return nil, fmt.Errorf("gres %q: %w", part, err)
 			}
+			g.Idx = idx
 		}
 		out = append(out, g)
 	}

@@ -145,6 +145,17 @@ func TestSlurmParseErrorsNameTheField(t *testing.T) {
 	}
 }
 
+func TestSlurmGresIndexListWithCommas(t *testing.T) {
+	// Seen from Slurm 22.05: a job given GPUs 0, 4 and 5 of a node.
+	got, err := ParseGres("gpu:3(IDX:0,4-5)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Gres{{Name: "gpu", Count: 3, Idx: []int{0, 4, 5}}}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestSlurmHostlist(t *testing.T) {
 	got, err := ExpandHostlist("n[1-3,5],gpu07,a[08-10]b")
 	if err != nil {
