@@ -19,10 +19,13 @@ set -euo pipefail
 #     client not written in Go (stubs are generated from the .proto at test
 #     time). They install into /usr/bin/python3's dist-packages, which is the
 #     interpreter the tests use (a pyenv or venv python3 earlier on PATH does
-#     not see them).
+#     not see them);
+#   - Debian's chromium, the headless browser that server/web's test drives
+#     (with chromedp) to check the web page.
 # ---------------------------------------------------------------------------
 service_missing=()
 command -v curl >/dev/null 2>&1 || service_missing+=(curl)
+command -v chromium >/dev/null 2>&1 || service_missing+=(chromium)
 if [ ! -x /usr/bin/python3 ] || ! /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1; then
 	service_missing+=(python3-grpcio)
 fi
@@ -45,7 +48,7 @@ if [ "${#service_missing[@]}" -gt 0 ]; then
 		fi
 		service_root=(sudo)
 	fi
-	echo "installing ${service_missing[*]} with apt-get (for the service's curl and Python client tests)"
+	echo "installing ${service_missing[*]} with apt-get (for the service's curl, Python client and web page tests)"
 	"${service_root[@]}" apt-get update
 	"${service_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y python3 "${service_missing[@]}"
 fi

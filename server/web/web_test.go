@@ -21,7 +21,6 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/huitian/huitian/client"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
@@ -166,16 +165,9 @@ func TestWebPageInBrowser(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	api := client.New(url, client.WithToken(token))
 
-	raw, err := os.ReadFile(filepath.Join("..", "..", "cmd", "huitian", "examples", "snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap := &pb.PlanRequest{}
-	if err := protojson.Unmarshal(raw, snap); err != nil {
-		t.Fatal(err)
-	}
-	cid := snap.GetCluster().GetId()
-	rm := demo.New(api, snap.GetCluster(), snap.GetNow().AsTime(), demo.Options{Policy: pb.Policy_POLICY_HUITIAN, Log: discard})
+	cluster := demo.Cluster()
+	cid := cluster.GetId()
+	rm := demo.New(api, cluster, demo.Start, demo.Options{Policy: pb.Policy_POLICY_HUITIAN, Log: discard})
 	ctx := context.Background()
 	step := func(n int) {
 		t.Helper()
