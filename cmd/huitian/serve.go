@@ -12,17 +12,16 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/huitian/huitian/client"
 	"github.com/huitian/huitian/model"
-	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/server"
 	"github.com/huitian/huitian/server/demo"
 )
 
 func newServeCmd() *cobra.Command {
 	cfg := server.Defaults()
+	cfg.DefaultPolicy = model.PolicyHuitian // the planner this service is for; server.Defaults keeps EASY for embedders
 	var (
 		listen, policy, logFormat, logLevel string
 		tlsCert, tlsKey                     string
@@ -37,13 +36,21 @@ gRPC-Web on one port (HTTP/1.1 and unencrypted HTTP/2, or TLS with
 --tls-cert/--tls-key), plus gRPC health, gRPC reflection and Prometheus
 /metrics.
 
+Requests that leave the policy unspecified are planned with
+--default-policy: huitian unless told otherwise (EASY's own decision, then
+backfill of what EASY leaves idle, with suspension and requeue when a
+reservation comes due).
+
 Events and the last plans are stored under --data (bbolt, fsync'd before
 ReportEvents answers). SIGTERM or SIGINT drains in-flight calls, flushes
 the store and exits 0.
 
 With --demo, a built-in resource manager drives the embedded demo cluster
 through the real RPC path, so that /metrics, GetStatus and GetJobInsight
-show live answers.`,
+show live answers, and tells on standard output, one line each, what an
+operator would want to see as it happens: reservations, reserved jobs
+starting, backfill on each class of idle cards, suspensions and requeues
+with their notice.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
@@ -169,13 +176,10 @@ func offLoopbackMissing(a net.Addr, token, tls bool) string {
 	return strings.Join(missing, " and ")
 }
 
-// startDemo starts the demo resource manager on the embedded example
-// cluster and prints the commands to try.
+// startDemo starts the demo resource manager on the demo cluster (the
+// embedded example's) and prints the commands to try; the demo then tells
+// what happens on out.
 func startDemo(ctx context.Context, out io.Writer, log *slog.Logger, url, tokenFile string) error {
-	req := &pb.PlanRequest{}
-	if err := protojson.Unmarshal(exampleSnapshot, req); err != nil {
-		return fmt.Errorf("demo: embedded snapshot: %w", err)
-	}
 	var opts []client.Option
 	auth, userAuth := "", ""
 	if tokenFile != "" {
@@ -187,9 +191,9 @@ func startDemo(ctx context.Context, out io.Writer, log *slog.Logger, url, tokenF
 		auth = fmt.Sprintf(" -H \"Authorization: Bearer $(head -n1 %s)\"", tokenFile)
 		userAuth = " --token-file " + tokenFile
 	}
-	rm := demo.New(client.New(url, opts...), req.GetCluster(), req.GetNow().AsTime(), demo.Options{Log: log})
-	go rm.Run(ctx)
-	cid := req.GetCluster().GetId()
+	cluster := demo.Cluster()
+	rm := demo.New(client.New(url, opts...), cluster, demo.Start, demo.Options{Log: log, Out: out})
+	cid := cluster.GetId()
 	fmt.Fprintf(out, `huitian serve: demo resource manager driving cluster %q (1 s real time = 5 min simulated)
 try, in another terminal (from the repository root):
   ./bin/huitian jobs --server %[2]s --cluster %[4]s%[7]s
@@ -200,6 +204,8 @@ try, in another terminal (from the repository root):
   go tool buf curl --protocol connect --http2-prior-knowledge%[6]s -d '{"clusterId":"%[4]s"}' %[2]s/huitian.v1.PlannerService/GetStatus
   curl -s%[3]s %[2]s/metrics | grep '^huitian_'
 stop with Ctrl-C (the service drains and exits 0)
+what happens, as it happens (simulated time):
 `, cid, url, auth, cid, demo.FirstJobID, auth, userAuth)
+	go rm.Run(ctx)
 	return nil
 }

@@ -53,3 +53,15 @@ func TestServeRefusesOffLoopbackWithoutTokenAndTLS(t *testing.T) {
 		t.Errorf("serve on loopback: %v", err)
 	}
 }
+
+// TestServeDefaultPolicyIsHuitian: huitian serve plans requests that leave
+// the policy unspecified with huitian, and says so in its help.
+func TestServeDefaultPolicyIsHuitian(t *testing.T) {
+	f := newServeCmd().Flags().Lookup("default-policy")
+	if f == nil || f.DefValue != "huitian" {
+		t.Fatalf("--default-policy defaults to %v, want huitian", f)
+	}
+	if !strings.Contains(newServeCmd().Long, "--default-policy: huitian") {
+		t.Error("serve's help does not say that huitian is the default policy")
+	}
+}
