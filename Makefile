@@ -12,7 +12,8 @@ RACE_PKGS := ./cmd/... ./internal/... ./server/... ./client/... ./sim/... ./rm/.
 .PHONY: run test deps build bench-service suite generate check-generated lint fmt-check vet staticcheck unit race bench fuzz clean
 
 # The planning service on the embedded demo cluster, driven by a built-in
-# resource manager (RUN_DATA holds its store; RUN_LISTEN its address).
+# resource manager (RUN_DATA holds its store, emptied first so that every run
+# shows the same first minute; RUN_LISTEN its address).
 RUN_DATA   ?= bin/run-data
 RUN_LISTEN ?= 127.0.0.1:7070
 RUN_POLICY ?= huitian
@@ -21,6 +22,7 @@ run: deps build
 	@echo "== planning the embedded example snapshot (4 nodes x 8 cards, EASY) =="
 	./$(BIN) plan --example --format table
 	@echo "== serving the demo cluster (Ctrl-C stops it) =="
+	rm -rf $(RUN_DATA)
 	./$(BIN) serve --demo --data $(RUN_DATA) --listen $(RUN_LISTEN) --default-policy $(RUN_POLICY)
 
 test: deps build fmt-check vet staticcheck check-generated unit race e2e-kubernetes-if-cached e2e-slurm-if-possible
