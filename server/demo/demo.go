@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -57,7 +56,6 @@ type running struct {
 // RM is the demo resource manager: an rm.Driver whose cluster is plain
 // data and whose clock advances Step per cycle.
 type RM struct {
-	c    huitianv1connect.PlannerServiceClient
 	loop *rm.Loop
 	base *pb.Cluster
 	opts Options
@@ -82,7 +80,7 @@ func New(c huitianv1connect.PlannerServiceClient, cluster *pb.Cluster, now time.
 	if o.Step <= 0 {
 		o.Step = 5 * time.Minute
 	}
-	d := &RM{c: c, base: cluster, opts: o, start: now, now: now, runtime: map[string]time.Duration{}, running: map[string]*running{},
+	d := &RM{base: cluster, opts: o, start: now, now: now, runtime: map[string]time.Duration{}, running: map[string]*running{},
 		tell: newTeller(o.Out, o.Step)}
 	var plan *pb.PlanOptions
 	if o.Policy != pb.Policy_POLICY_UNSPECIFIED {
@@ -94,24 +92,12 @@ func New(c huitianv1connect.PlannerServiceClient, cluster *pb.Cluster, now time.
 
 // Run runs a cycle every Tick until ctx is done. A failed cycle is logged
 // and the next tick tries again.
-func (d *RM) Run(ctx context.Context) error {
-	d.warnIfReplayed(ctx)
-	return d.loop.Run(ctx)
-}
-
-// warnIfReplayed says on Out when the service already knows the demo's
-// cluster: the demo replays the same simulated morning, and a planner that
-// remembers an earlier run (its store) learns from it, so what follows
-// differs from a first run.
-func (d *RM) warnIfReplayed(ctx context.Context) {
-	st, err := d.c.GetStatus(ctx, connect.NewRequest(&pb.GetStatusRequest{ClusterId: d.base.GetId()}))
-	if err != nil || st.Msg.GetEvents() == 0 && st.Msg.GetPlans() == 0 || d.opts.Out == nil {
-		return
-	}
-	fmt.Fprintf(d.opts.Out, "note: the service's store already holds %d events of cluster %q (an earlier demo in the same --data folder); "+
-		"its planner remembers them, so this run will not replay the first minute as the first did: start on an empty --data folder for that\n",
-		st.Msg.GetEvents(), d.base.GetId())
-}
+//
+// The demo replays the same simulated morning every time: a service whose
+// store already holds the demo's cluster remembers the earlier run, learns
+// from it, and so plans this one differently. Start on an empty store to
+// see the first minute as the README shows it.
+func (d *RM) Run(ctx context.Context) error { return d.loop.Run(ctx) }
 
 // Step runs one cycle: submit, finish what is due, plan, act, report.
 func (d *RM) Step(ctx context.Context) error {
