@@ -122,8 +122,8 @@ func (d *RM) Snapshot(context.Context) (*rm.Snapshot, error) {
 
 	// 1. Submit what has arrived.
 	for {
-		a, ok := arrivalOf(d.next)
-		if !ok || d.start.Add(a.at).After(d.now) {
+		a := arrivalOf(d.next)
+		if d.start.Add(a.at).After(d.now) {
 			break
 		}
 		d.next++
