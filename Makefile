@@ -9,7 +9,7 @@ PKGS    := ./...
 # Packages that own goroutines or locks run under the race detector too.
 RACE_PKGS := ./cmd/... ./internal/... ./server/... ./client/... ./sim/... ./rm/...
 
-.PHONY: run test deps build bench-service suite generate check-generated lint fmt-check vet staticcheck unit race bench fuzz clean
+.PHONY: run test deps build bench-service bench-soak suite generate check-generated lint fmt-check vet staticcheck unit race bench fuzz clean
 
 # The planning service on the embedded demo cluster, driven by a built-in
 # resource manager (RUN_DATA holds its store, emptied first so that every run
@@ -100,6 +100,14 @@ bench:
 # the server's memory after 1 million events.
 bench-service:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./bench/service/
+
+# The soak: 64 clients mixing every RPC for SOAK (default 10 minutes) against
+# one service: calls, errors, p50/p99 per RPC, and the resident set over
+# time, which must stay flat after the warm-up (bench/README.md).
+# `make bench-service` skips it (HUITIAN_SOAK unset).
+SOAK ?= 10m
+bench-soak:
+	HUITIAN_SOAK=$(SOAK) $(GO) test -run='^$$' -bench='^BenchmarkSoak$$' -benchtime=1x -count=1 -timeout=0 ./bench/service/
 
 # The robustness suite: every SWF trace in TRACES, the Philly VC trace and
 # synthetic workloads over 8 seeds, each at loads 0.7, 0.9 and 1.2, under

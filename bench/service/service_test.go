@@ -28,8 +28,14 @@ var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 
 func serve(b *testing.B) (string, *server.Server) {
 	b.Helper()
+	return serveIn(b, b.TempDir())
+}
+
+// serveIn serves with its store in dir until the benchmark ends.
+func serveIn(b *testing.B, dir string) (string, *server.Server) {
+	b.Helper()
 	cfg := server.Defaults()
-	cfg.DataDir = b.TempDir()
+	cfg.DataDir = dir
 	s, err := server.New(cfg, server.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		b.Fatal(err)
