@@ -106,7 +106,7 @@ of busy card-seconds). It exits with status 1 when a row fails.
 	fl.StringVar(&f.reference, "reference", "easy", "policy the others are compared against, when it is in the run: per size class on the same jobs, and main-wait Δ")
 	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
 	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
-	fl.StringVar(&f.reportDir, "report", "", "write report.md and SVG plots into this directory")
+	fl.StringVar(&f.reportDir, "report", "", "write report.md and its plots (SVG and PNG) into this directory, and say where")
 	addSuiteFlags(fl, &f.suite)
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
 	return cmd
@@ -306,8 +306,12 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 			return err
 		}
 	}
+	rr := make([]report.Run, len(runs))
+	for i, pr := range runs {
+		rr[i] = report.Run{Label: runFile(pr, est), Result: results[i], MainWaitDelta: deltas[i], SameJobs: same[i]}
+	}
 	if f.reportDir != "" {
-		if err := writeReport(f, format, est, cycles, tr, lay, runs, results, deltas, same); err != nil {
+		if err := writeReport(stderr, f, format, est, cycles, tr, lay, rr); err != nil {
 			return err
 		}
 	}
@@ -316,7 +320,8 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	return writeResultTable(cmd.OutOrStdout(), out.Reference, out.Results)
+	// The same tables, columns and units as report.md.
+	return report.WriteTables(cmd.OutOrStdout(), out.Reference, rr)
 }
 
 // whatifReplay is one policy's replay of tr on a fresh cluster of spec.
@@ -476,54 +481,6 @@ func opt(p *float64, format string) string {
 	return fmt.Sprintf(format, *p)
 }
 
-// writeResultTable prints the comparison: one line per policy, then the
-// size classes on the same jobs, then the head delay and the lost work.
-func writeResultTable(w io.Writer, reference string, rows []resultRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\testimates\tjobs\tavg wait s\tp95 wait s\tavg flow s\tavg bsld\tutil\tutil queued\tbackfill starts\tbf completion\tmain-wait Δ s\tpreemptions\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t%.3f\t%s\t%d\t%s\t%s\t%d\t\n",
-			r.Policy, r.Estimates, r.Jobs, r.AvgWait, r.P95Wait, r.AvgFlow, r.AvgBSLD, r.Utilization,
-			opt(r.UtilizationQueued, "%.3f"), r.BackfillStarts, opt(r.BackfillCompletionRate, "%.3f"), opt(r.MainWaitDelta, "%+.0f"), r.Preemptions)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nmain-wait Δ: mean wait of the jobs each policy started as regular minus %s's (different jobs per policy).\n", reference)
-	fmt.Fprintf(w, "\nby job size (cards); ×%s: this policy over %s on the same jobs (those that finished in both)\n", reference, reference)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "class\tpolicy\tjobs\tmean wait s\tp95 wait s\tmean bsld\tpreemptions\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld ×%[1]s\t\n", reference)
-	for c := range sim.NumClasses {
-		for _, r := range rows {
-			if c >= len(r.Classes) {
-				continue
-			}
-			k := r.Classes[c]
-			if k.Jobs == 0 && k.Preemptions == 0 {
-				continue
-			}
-			same, mw, pw, bs := "–", "–", "–", "–"
-			if v := k.VsReference; v != nil {
-				same = fmt.Sprint(v.Jobs)
-				mw, pw, bs = opt(v.MeanWaitRatio, "%.3f"), opt(v.P95WaitRatio, "%.3f"), opt(v.BSLDRatio, "%.3f")
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%d\t%s\t%s\t%s\t%s\t\n",
-				k.Class, r.Policy, k.Jobs, k.MeanWait, k.P95Wait, k.MeanBSLD, k.Preemptions, same, mw, pw, bs)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "\nhead delay: start minus the start promised by the first reservation, for every job that was the reserved head")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\theads\tmean delay s\tp95 delay s\tmax delay s\tlost card-s\tlost / busy\t")
-	for _, r := range rows {
-		h := r.HeadDelay
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n", r.Policy, h.Jobs, h.Mean, h.P95, h.Max, r.LostCardSeconds, pct(r.LostShare))
-	}
-	return tw.Flush()
-}
-
 // pct formats a share as a percentage, "–" when absent.
 func pct(p *float64) string {
 	if p == nil {
@@ -589,8 +546,10 @@ func writeJobCSV(path string, jobs []sim.JobResult) (err error) {
 	return w.Error()
 }
 
-func writeReport(f *whatifFlags, format string, est sim.Estimates, cycles sim.Cycles, tr *trace.Trace, lay *model.Layout,
-	runs []policyRun, results []*sim.Result, deltas []*float64, same [][]sim.SameJobs) error {
+// writeReport writes the report (report.md, its plots as SVG and PNG)
+// and says on w where it wrote them.
+func writeReport(w io.Writer, f *whatifFlags, format string, est sim.Estimates, cycles sim.Cycles, tr *trace.Trace, lay *model.Layout,
+	rr []report.Run) error {
 	about := []string{
 		fmt.Sprintf("trace `%s` (%s%s): %d jobs of %d records; dropped: %s", f.trace, format, filterNote(f.filter), len(tr.Jobs), tr.Records, trace.DroppedSummary(tr.Dropped)),
 		fmt.Sprintf("cluster `%s`: %d nodes, %d cards", f.cluster, len(lay.Nodes), len(lay.Cards)),
@@ -600,12 +559,13 @@ func writeReport(f *whatifFlags, format string, est sim.Estimates, cycles sim.Cy
 	for _, n := range tr.Notes {
 		about = append(about, "trace note: "+n)
 	}
-	rr := make([]report.Run, len(runs))
-	for i, pr := range runs {
-		rr[i] = report.Run{Label: runFile(pr, est), Result: results[i], MainWaitDelta: deltas[i], SameJobs: same[i]}
-	}
-	if err := report.Write(f.reportDir, "What-if: "+filepath.Base(f.trace), about, rr); err != nil {
+	paths, err := report.Write(f.reportDir, "What-if: "+filepath.Base(f.trace), about, rr)
+	if err != nil {
 		return fmt.Errorf("--report: %w", err)
+	}
+	fmt.Fprintf(w, "report: %s, with %d plots as SVG and PNG:\n", paths[0], (len(paths)-1)/2)
+	for _, p := range paths[1:] {
+		fmt.Fprintf(w, "  %s\n", p)
 	}
 	return nil
 }

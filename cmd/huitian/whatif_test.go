@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -95,10 +96,21 @@ func TestWhatifJSON(t *testing.T) {
 	if jobsInClasses != 300 {
 		t.Errorf("classes hold %d jobs, want 300", jobsInClasses)
 	}
-	for _, name := range []string{"report.md", "utilization.svg", "queue.svg", "wait-cdf.svg", "class-wait.svg", "class-p95-wait.svg"} {
-		if st, err := os.Stat(filepath.Join(rep, name)); err != nil || st.Size() == 0 {
+	for _, name := range []string{"report.md", "utilization.svg", "queue.svg", "wait-cdf.svg", "class-wait-cdf.svg", "class-wait.svg", "class-p95-wait.svg",
+		"utilization.png", "queue.png", "wait-cdf.png", "class-wait-cdf.png", "class-wait.png", "class-p95-wait.png"} {
+		path := filepath.Join(rep, name)
+		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 			t.Errorf("report file %s: %v", name, err)
 		}
+		if !strings.Contains(stderr, path) {
+			t.Errorf("stderr does not say where it wrote %s:\n%s", name, stderr)
+		}
+	}
+	if f, err := os.Open(filepath.Join(rep, "queue.png")); err == nil {
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("queue.png: %v", err)
+		}
+		f.Close()
 	}
 }
 
@@ -167,5 +179,36 @@ func TestWhatifPair(t *testing.T) {
 	p := paired.Paired
 	if paired.Lead != "easy" || paired.Shadow != "fcfs" || p.Cycles == 0 || p.Differ == 0 || p.Lead.Starts <= p.Shadow.Starts {
 		t.Errorf("paired %+v: want EASY leading, FCFS differing in some cycles and starting fewer jobs", paired)
+	}
+}
+
+// TestWhatifTableAsReport: the console shows report.md's tables, with the
+// same columns and cells (durations in min/h as Duration writes them).
+func TestWhatifTableAsReport(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "report")
+	out, stderr, err := runCLI(t, "whatif", "--trace", "synth:jobs=200,seed=2,cards=32", "--cluster", "hgx:4",
+		"--policy", "easy,fcfs", "--report", rep)
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(rep, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	console := strings.Join(strings.Fields(out), " ")
+	rows := 0
+	for line := range strings.Lines(string(md)) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if want := strings.Join(strings.Fields(strings.Join(cells, " ")), " "); !strings.Contains(console, want) {
+			t.Errorf("report.md's row %q is not on the console:\n%s", line, out)
+		}
+		rows++
+	}
+	if rows < 3+2+2*3 {
+		t.Errorf("report.md has only %d table rows:\n%s", rows, md)
 	}
 }

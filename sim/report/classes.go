@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/huitian/huitian/sim"
 )
@@ -29,31 +27,8 @@ cluster; above 1/4. Waits and slowdowns are over each run's finished jobs;
 class's jobs that finished in both, "same jobs"), so a ratio above 1 means
 these very jobs waited longer than under the reference.
 
-| class | policy | jobs | mean wait | p95 wait | mean bsld | preemptions | same jobs | mean wait ×ref | p95 wait ×ref | bsld ×ref |
-|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|
 `)
-	ratio := func(p *float64) string {
-		if p == nil {
-			return "–"
-		}
-		return fmt.Sprintf("%.3f", *p)
-	}
-	for c := range sim.NumClasses {
-		for _, r := range runs {
-			cl := r.Result.Summary.Classes
-			if c >= len(cl) || (cl[c].Jobs == 0 && cl[c].Preemptions == 0) {
-				continue
-			}
-			k := cl[c]
-			same, mw, pw, bs := "–", "–", "–", "–"
-			if c < len(r.SameJobs) {
-				v := r.SameJobs[c]
-				same, mw, pw, bs = fmt.Sprint(v.Jobs), ratio(v.MeanWaitRatio), ratio(v.P95WaitRatio), ratio(v.BSLDRatio)
-			}
-			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %.2f | %d | %s | %s | %s | %s |\n",
-				k.Class, r.Label, k.Jobs, Duration(k.MeanWait), Duration(k.P95Wait), k.MeanBSLD, k.Preemptions, same, mw, pw, bs)
-		}
-	}
+	classesTable(runs).markdown(b)
 }
 
 // headTable writes the head delay and the lost work of every run.
@@ -66,51 +41,52 @@ start minus the start its first reservation promised (negative: earlier,
 as jobs ahead of it ended before their limits). Lost work is the card time
 preemptions wasted, over the busy card time.
 
-| policy | heads | mean delay | p95 delay | max delay | lost card-time | lost / busy |
-|---|--:|--:|--:|--:|--:|--:|
 `)
-	for _, r := range runs {
-		s := r.Result.Summary
-		h := s.HeadDelay
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", r.Label, h.Jobs, Duration(h.Mean), Duration(h.P95), Duration(h.Max),
-			cardTime(s.LostCardSeconds), percent(s.LostShare))
-	}
+	headsTable(runs).markdown(b)
 }
 
 // cardTime formats card-seconds as card-hours.
 func cardTime(cs float64) string { return fmt.Sprintf("%.1f card-h", cs/3600) }
 
-// classPlot draws the mean (or p95) wait of each size class, a bar per
-// run, in hours.
-func classPlot(runs []Run, p95 bool) (*plot.Plot, error) {
+// classFigure draws the mean (or p95) wait of each size class, a bar per
+// run, in the unit Duration would use for the longest bar.
+func classFigure(runs []Run, p95 bool) (figure, error) {
 	what := "Mean wait"
 	if p95 {
 		what = "95th percentile of wait"
 	}
-	p := newPlot(what+" by job size (cards)", "size class", "hours")
-	var labels []string
+	wait := func(k sim.ClassStats) float64 {
+		if p95 {
+			return k.P95Wait
+		}
+		return k.MeanWait
+	}
 	var used []int
+	var longest float64
 	for c := range sim.NumClasses {
+		has := false
 		for _, r := range runs {
 			if cl := r.Result.Summary.Classes; c < len(cl) && cl[c].Jobs > 0 {
-				used = append(used, c)
-				break
+				has = true
+				longest = max(longest, wait(cl[c]))
 			}
 		}
+		if has {
+			used = append(used, c)
+		}
 	}
+	u := unitFor(longest)
+	p := newPlot(what+" by job size (cards)", "size class (cards)", strings.ToLower(what[:1])+what[1:]+" ("+u.name+")")
 	if len(used) == 0 {
-		return p, nil
+		return single(p, figureW, figureH), nil
 	}
+	var labels []string
 	w := vg.Points(min(24, 160/float64(max(len(runs), 1))))
 	for i, r := range runs {
 		vals := make(plotter.Values, len(used))
 		for k, c := range used {
 			if cl := r.Result.Summary.Classes; c < len(cl) {
-				v := cl[c].MeanWait
-				if p95 {
-					v = cl[c].P95Wait
-				}
-				vals[k] = v / 3600
+				vals[k] = wait(cl[c]) / u.seconds
 			}
 			if i == 0 {
 				labels = append(labels, r.Result.Summary.Classes[c].Class)
@@ -118,7 +94,7 @@ func classPlot(runs []Run, p95 bool) (*plot.Plot, error) {
 		}
 		bars, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return nil, err
+			return figure{}, err
 		}
 		bars.Color = plotutil.Color(i)
 		bars.LineStyle.Width = 0
@@ -128,8 +104,8 @@ func classPlot(runs []Run, p95 bool) (*plot.Plot, error) {
 	}
 	p.NominalX(labels...)
 	p.Y.Min = 0
-	headroom(p, len(runs))
-	return p, nil
+	p.Y.Max *= 1.05 // room above the longest bar
+	return single(p, figureW, figureH), nil
 }
 
 func hasTuner(runs []Run) bool {
@@ -141,74 +117,76 @@ func hasTuner(runs []Run) bool {
 	return false
 }
 
-// saveTuner draws the tuner's parameters and its window's completion rate
-// over time, one panel each, a line per run with a tuner.
-func saveTuner(runs []Run, path string) error {
+// tunerFigure draws the tuner's parameters and its window's completion
+// rate over the time window, one panel each, a line per run with a tuner.
+func tunerFigure(runs []Run, win window) (figure, error) {
+	var longest float64
+	for _, r := range runs {
+		if s := r.Result.Series; s != nil && s.Tuner != nil {
+			for _, v := range s.Tuner.MaxBackfillRuntime {
+				if !math.IsNaN(v) {
+					longest = max(longest, v)
+				}
+			}
+		}
+	}
+	ru := unitFor(longest)
 	panels := []struct {
 		title, y string
 		get      func(t *sim.TunerSeries) []float64
 		scale    float64
 		unit     bool // the y axis is [0, 1]
 	}{
-		{"Maximum backfill runtime", "hours", func(t *sim.TunerSeries) []float64 { return t.MaxBackfillRuntime }, 1.0 / 3600, false},
+		{"Maximum backfill runtime", ru.words(), func(t *sim.TunerSeries) []float64 { return t.MaxBackfillRuntime }, 1 / ru.seconds, false},
 		{"Protection period", "share of estimated runtime", func(t *sim.TunerSeries) []float64 { return t.ProtectFraction }, 1, true},
 		{"Risk tolerance ε", "ε", func(t *sim.TunerSeries) []float64 { return t.Epsilon }, 1, true},
 		{"Backfill completion rate over the tuner's window", "rate", func(t *sim.TunerSeries) []float64 { return t.CompletionRate }, 1, true},
 	}
-	start := firstStart(runs)
 	grid := make([][]*plot.Plot, len(panels))
+	var leg plot.Legend
 	for k, pn := range panels {
-		p := newPlot(pn.title, "days since the first submit", pn.y)
-		p.X.Tick.Marker = plot.TickerFunc(wholeTicks)
+		p := newPlot(pn.title, "", pn.y)
+		u := timeAxis(p, runs, win)
 		for i, r := range runs {
 			s := r.Result.Series
 			if s == nil || s.Tuner == nil {
 				continue
 			}
-			pts := knownLine(s, start, pn.get(s.Tuner), pn.scale)
+			pts := knownLine(s, win, u, pn.get(s.Tuner), pn.scale)
 			if len(pts) == 0 {
 				continue
 			}
 			l, err := plotter.NewLine(pts)
 			if err != nil {
-				return err
+				return figure{}, err
 			}
 			style(l, i)
 			p.Add(l)
 			p.Legend.Add(r.Label, l)
 		}
+		if k == 0 {
+			leg = p.Legend
+		}
+		if k < len(panels)-1 {
+			p.X.Label.Text = "" // the panels share the bottom one's
+		}
 		if pn.unit {
 			p.Y.Min, p.Y.Max = 0, 1
+			p.Y.Tick.Marker = plot.TickerFunc(percentTicks)
 		} else {
 			p.Y.Min = 0
 		}
-		headroom(p, len(runs))
 		grid[k] = []*plot.Plot{p}
 	}
-	const w, h = 9 * vg.Inch, 14 * vg.Inch
-	c := vgsvg.New(w, h)
-	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
-	canvases := plot.Align(grid, tiles, dc)
-	for k := range grid {
-		grid[k][0].Draw(canvases[k][0])
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return figure{grid: grid, legend: leg, w: figureW, h: 14 * vg.Inch}, nil
 }
 
 // knownLine averages a series of values down to about seriesPoints
-// points, skipping unknown (NaN) buckets: x in days from start.
-func knownLine(s *sim.Series, start int64, v []float64, scale float64) plotter.XYs {
-	n := len(v)
-	step := max(1, (n+seriesPoints-1)/seriesPoints)
+// points over the window, skipping unknown (NaN) buckets: x in u from the
+// window's origin.
+func knownLine(s *sim.Series, win window, u unit, v []float64, scale float64) plotter.XYs {
+	n, step := buckets(s, win)
+	n = min(n, len(v))
 	var pts plotter.XYs
 	for i := 0; i < n; i += step {
 		k := min(i+step, n)
@@ -223,8 +201,8 @@ func knownLine(s *sim.Series, start int64, v []float64, scale float64) plotter.X
 		if m == 0 {
 			continue
 		}
-		mid := float64(s.Start-start) + (float64(i+k) / 2 * float64(s.Width))
-		pts = append(pts, plotter.XY{X: mid / day, Y: scale * sum / float64(m)})
+		mid := float64(s.Start-win.origin) + (float64(i+k) / 2 * float64(s.Width))
+		pts = append(pts, plotter.XY{X: mid / u.seconds, Y: scale * sum / float64(m)})
 	}
 	return pts
 }

@@ -1,8 +1,10 @@
-// Package report writes a what-if comparison as Markdown with SVG plots:
-// a table of every run's metrics, the waits per job-size class (on the
-// same jobs against the reference run), the head delay and lost work,
-// utilization and queue length over time, the distribution of waits, and
-// the tuner's parameters over time for planners that have one.
+// Package report writes a what-if comparison as Markdown with plots in SVG
+// and PNG: a table of every run's metrics, the waits per job-size class
+// (on the same jobs against the reference run), the head delay and lost
+// work, utilization and queue length over time, the distribution of waits
+// (all jobs, and per size class), and the tuner's parameters over time for
+// planners that have one. WriteTables prints the same tables for a
+// terminal.
 package report
 
 import (
@@ -13,12 +15,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/huitian/huitian/sim"
 )
@@ -38,12 +41,16 @@ type Run struct {
 	SameJobs []sim.SameJobs
 }
 
-// Files the report writes into its directory.
+// Files the report writes into its directory; each plot also as PNG
+// (the same name with .png, see PNG).
 const (
 	FileReport      = "report.md"
 	FileUtilization = "utilization.svg"
 	FileQueue       = "queue.svg"
 	FileWaitCDF     = "wait-cdf.svg"
+	// FileClassWaitCDF is the distribution of waits, a panel per size
+	// class.
+	FileClassWaitCDF = "class-wait-cdf.svg"
 	// FileClassWait and FileClassP95 are the mean and p95 wait per size
 	// class and policy.
 	FileClassWait = "class-wait.svg"
@@ -61,46 +68,52 @@ const (
 	cdfPoints    = 1500
 )
 
-// Write writes report.md and its plots into dir, creating it if needed.
-// about lines (trace, cluster, options) head the report as a list.
-func Write(dir, title string, about []string, runs []Run) error {
+// Write writes report.md and its plots, each as SVG (which report.md
+// shows) and as PNG, into dir, creating it if needed, and returns the
+// paths it wrote, report.md first. about lines (trace, cluster, options)
+// head the report as a list.
+func Write(dir, title string, about []string, runs []Run) ([]string, error) {
 	if len(runs) == 0 {
-		return errors.New("report: no runs")
+		return nil, errors.New("report: no runs")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("report: %w", err)
 	}
-	plots := []struct {
+	win := timeWindow(runs)
+	type figureFile struct {
 		file string
-		make func([]Run) (*plot.Plot, error)
-	}{
-		{FileUtilization, utilizationPlot},
-		{FileQueue, queuePlot},
-		{FileWaitCDF, waitCDFPlot},
-		{FileClassWait, func(r []Run) (*plot.Plot, error) { return classPlot(r, false) }},
-		{FileClassP95, func(r []Run) (*plot.Plot, error) { return classPlot(r, true) }},
+		make func() (figure, error)
 	}
-	for _, pl := range plots {
-		p, err := pl.make(runs)
-		if err != nil {
-			return fmt.Errorf("report: %s: %w", pl.file, err)
-		}
-		if err := p.Save(9*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, pl.file)); err != nil {
-			return fmt.Errorf("report: %s: %w", pl.file, err)
-		}
+	figures := []figureFile{
+		{FileUtilization, func() (figure, error) { return utilizationFigure(runs, win) }},
+		{FileQueue, func() (figure, error) { return queueFigure(runs, win) }},
+		{FileWaitCDF, func() (figure, error) { return waitCDFFigure(runs) }},
+		{FileClassWaitCDF, func() (figure, error) { return classWaitCDFFigure(runs) }},
+		{FileClassWait, func() (figure, error) { return classFigure(runs, false) }},
+		{FileClassP95, func() (figure, error) { return classFigure(runs, true) }},
 	}
 	tuner := hasTuner(runs)
 	if tuner {
-		if err := saveTuner(runs, filepath.Join(dir, FileTuner)); err != nil {
-			return fmt.Errorf("report: %s: %w", FileTuner, err)
+		figures = append(figures, figureFile{FileTuner, func() (figure, error) { return tunerFigure(runs, win) }})
+	}
+	written := []string{filepath.Join(dir, FileReport)}
+	for _, fg := range figures {
+		f, err := fg.make()
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", fg.file, err)
 		}
+		paths, err := f.save(dir, strings.TrimSuffix(fg.file, ".svg"))
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", fg.file, err)
+		}
+		written = append(written, paths...)
 	}
 	var b bytes.Buffer
 	markdown(&b, title, about, runs, tuner)
 	if err := os.WriteFile(filepath.Join(dir, FileReport), b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("report: %w", err)
 	}
-	return nil
+	return written, nil
 }
 
 func markdown(b *bytes.Buffer, title string, about []string, runs []Run, tuner bool) {
@@ -112,19 +125,7 @@ func markdown(b *bytes.Buffer, title string, about []string, runs []Run, tuner b
 		b.WriteString("\n")
 	}
 	b.WriteString("## Comparison\n\n")
-	b.WriteString("| policy | jobs | avg wait | median wait | p95 wait | avg flow | avg bsld | utilization | util. while queued | makespan | backfill starts | backfill completion | main-wait Δ | preemptions |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, r := range runs {
-		s := r.Result.Summary
-		jobs := fmt.Sprint(s.Jobs)
-		if s.NeverStarted > 0 {
-			jobs += fmt.Sprintf(" (+%d never started)", s.NeverStarted)
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %.2f | %.1f%% | %s | %s | %d | %s | %s | %d |\n",
-			r.Label, jobs, Duration(s.AvgWait), Duration(s.MedianWait), Duration(s.P95Wait), Duration(s.AvgFlow),
-			s.AvgBSLD, 100*s.Utilization, percent(s.UtilizationQueued), Duration(float64(s.Makespan)), s.BackfillStarts,
-			percent(s.BackfillCompletionRate), signedDuration(r.MainWaitDelta), s.Preemptions)
-	}
+	comparisonTable(runs).markdown(b)
 	b.WriteString(`
 Wait is submit to first start; flow is submit to end; bounded slowdown is
 max(1, flow / max(10 s, run)). Utilization is busy card-seconds over the
@@ -170,6 +171,13 @@ times without a value (no backfill outcome in the window yet).
 ## Distribution of waits
 
 ![CDF of wait](` + FileWaitCDF + `)
+
+![CDF of wait per size class](` + FileClassWaitCDF + `)
+
+Every plot is also in this folder as PNG (the same name, .png). The time
+plots end at the last arrival plus the longest wait of any policy: by then
+every job has started in every run, and what follows is the queue
+draining.
 `)
 }
 
@@ -219,21 +227,33 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
-	// Top left, line samples first: a viewer that substitutes a wider font
-	// for the SVG's Liberation Serif widens the labels into empty space
-	// rather than into the samples.
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(6)
+	p.X.Tick.Marker = plot.TickerFunc(labelledTicks)
+	p.Y.Tick.Marker = plot.TickerFunc(labelledTicks)
 	p.Add(plotter.NewGrid())
 	return p
 }
 
-// seriesLine turns a series into at most seriesPoints points, each the
-// mean of its buckets: x in days from start, y = f(bucket).
-func seriesLine(s *sim.Series, start int64, f func(i int) float64) plotter.XYs {
-	n := len(s.Busy)
-	step := max(1, (n+seriesPoints-1)/seriesPoints)
+// Figure sizes.
+const (
+	figureW = 9 * vg.Inch
+	figureH = 4.5 * vg.Inch
+)
+
+// buckets returns how many of s's buckets end within the window and how
+// many buckets one point of its line averages (about seriesPoints points).
+func buckets(s *sim.Series, win window) (n, step int) {
+	n = len(s.Busy)
+	if s.Width > 0 {
+		n = min(n, int(math.Ceil((float64(win.origin)+win.end-float64(s.Start))/float64(s.Width))))
+	}
+	return max(n, 0), max(1, (n+seriesPoints-1)/seriesPoints)
+}
+
+// seriesLine turns the window's part of a series into at most
+// seriesPoints points, each the mean of its buckets: x in u from the
+// window's origin, y = f(bucket).
+func seriesLine(s *sim.Series, win window, u unit, f func(i int) float64) plotter.XYs {
+	n, step := buckets(s, win)
 	var pts plotter.XYs
 	for i := 0; i < n; i += step {
 		k := min(i+step, n)
@@ -241,8 +261,8 @@ func seriesLine(s *sim.Series, start int64, f func(i int) float64) plotter.XYs {
 		for j := i; j < k; j++ {
 			sum += f(j)
 		}
-		mid := float64(s.Start-start) + (float64(i+k) / 2 * float64(s.Width))
-		pts = append(pts, plotter.XY{X: mid / day, Y: sum / float64(k-i)})
+		mid := float64(s.Start-win.origin) + (float64(i+k) / 2 * float64(s.Width))
+		pts = append(pts, plotter.XY{X: mid / u.seconds, Y: sum / float64(k-i)})
 	}
 	return pts
 }
@@ -254,19 +274,34 @@ func firstStart(runs []Run) int64 {
 			start = min(start, r.Result.Series.Start)
 		}
 	}
+	if start == math.MaxInt64 {
+		return 0
+	}
 	return start
 }
 
-func timePlot(runs []Run, title, y string, f func(s *sim.Series, i int) float64) (*plot.Plot, error) {
-	p := newPlot(title, "days since the first submit (each point averages "+spanNote(runs)+")", y)
-	p.X.Tick.Marker = plot.TickerFunc(wholeTicks)
-	start := firstStart(runs)
+// timeAxis labels and bounds a plot's x axis to the window, in the unit
+// Duration would use for the window's end.
+func timeAxis(p *plot.Plot, runs []Run, win window) unit {
+	u := unitFor(win.end)
+	p.X.Label.Text = u.words() + " since the first submit (a point averages " + spanNote(runs, win) + win.axisNote() + ")"
+	p.X.Min, p.X.Max = 0, win.end/u.seconds
+	return u
+}
+
+func timePlot(runs []Run, win window, title, y string, f func(s *sim.Series, i int) float64) (*plot.Plot, error) {
+	p := newPlot(title, "", y)
+	u := timeAxis(p, runs, win)
 	for i, r := range runs {
 		s := r.Result.Series
 		if s == nil || len(s.Busy) == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(seriesLine(s, start, func(k int) float64 { return f(s, k) }))
+		pts := seriesLine(s, win, u, func(k int) float64 { return f(s, k) })
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, err
 		}
@@ -278,90 +313,68 @@ func timePlot(runs []Run, title, y string, f func(s *sim.Series, i int) float64)
 }
 
 // spanNote says how much time one point of a time plot averages.
-func spanNote(runs []Run) string {
+func spanNote(runs []Run, win window) string {
 	for _, r := range runs {
 		if s := r.Result.Series; s != nil && len(s.Busy) > 0 {
-			step := max(1, (len(s.Busy)+seriesPoints-1)/seriesPoints)
+			_, step := buckets(s, win)
 			return Duration(float64(int64(step) * s.Width))
 		}
 	}
 	return "nothing"
 }
 
-// wholeTicks are the default ticks with labels that drop needless decimals.
-func wholeTicks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
-		}
-	}
-	return ticks
-}
-
-// headroom raises the y axis so that a legend of n entries at the top
-// stays clear of the lines.
-func headroom(p *plot.Plot, n int) {
-	p.Y.Max *= 1 + 0.09*float64(n)
-}
-
-func utilizationPlot(runs []Run) (*plot.Plot, error) {
-	p, err := timePlot(runs, "Utilization over time", "busy cards / cards", func(s *sim.Series, i int) float64 {
+func utilizationFigure(runs []Run, win window) (figure, error) {
+	p, err := timePlot(runs, win, "Utilization over time", "busy cards / cards", func(s *sim.Series, i int) float64 {
 		return s.Busy[i] / float64(max(s.Cards, 1))
 	})
 	if err != nil {
-		return nil, err
+		return figure{}, err
 	}
 	p.Y.Min, p.Y.Max = 0, 1
-	headroom(p, len(runs))
-	p.Y.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
-		var ticks []plot.Tick
-		for k := 0; k <= 10; k++ {
-			v := float64(k) / 10
-			t := plot.Tick{Value: v}
-			if k%2 == 0 {
-				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
-			}
-			ticks = append(ticks, t)
-		}
-		return ticks
-	})
-	return p, nil
+	p.Y.Tick.Marker = plot.TickerFunc(percentTicks)
+	return single(p, figureW, figureH), nil
 }
 
-func queuePlot(runs []Run) (*plot.Plot, error) {
-	p, err := timePlot(runs, "Queue length over time", "queued jobs", func(s *sim.Series, i int) float64 { return s.Queue[i] })
+func queueFigure(runs []Run, win window) (figure, error) {
+	p, err := timePlot(runs, win, "Queue length over time", "queued jobs", func(s *sim.Series, i int) float64 { return s.Queue[i] })
 	if err != nil {
-		return nil, err
+		return figure{}, err
 	}
 	p.Y.Min = 0
 	p.Y.Max = max(p.Y.Max, 1)
-	headroom(p, len(runs))
-	return p, nil
+	return single(p, figureW, figureH), nil
 }
 
-// waitCDFPlot plots the share of jobs that waited at most x, x on a log
-// axis from one second; jobs that did not wait count at one second.
-func waitCDFPlot(runs []Run) (*plot.Plot, error) {
-	p := newPlot("Distribution of waits", "wait (log scale; no wait counts as 1 s)", "share of jobs that waited at most this")
+// waits returns the sorted waits of a run's finished jobs that keep
+// holds, at least one second each (a log axis has no zero).
+func waits(r Run, keep func(cards int) bool) []float64 {
+	var out []float64
+	for k := range r.Result.Jobs {
+		j := &r.Result.Jobs[k]
+		if j.Finished() && keep(j.Cards) {
+			out = append(out, math.Max(1, float64(j.Wait())))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitCDFPlot plots, for each run, the share of the jobs that keep holds
+// that waited at most x, x on a log axis from one second; jobs that did
+// not wait count at one second.
+func waitCDFPlot(runs []Run, title string, keep func(r Run, cards int) bool) (*plot.Plot, error) {
+	p := newPlot(title, "wait (log scale; no wait counts as 1 s)", "share of jobs that waited at most this")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.TickerFunc(durationTicks)
-	p.Legend.YOffs = -vg.Points(4)
+	p.Y.Tick.Marker = plot.TickerFunc(percentTicks)
 	hi := 1.0
 	for i, r := range runs {
-		var waits []float64
-		for k := range r.Result.Jobs {
-			j := &r.Result.Jobs[k]
-			if j.Finished() {
-				waits = append(waits, math.Max(1, float64(j.Wait())))
-			}
-		}
-		if len(waits) == 0 {
+		w := waits(r, func(cards int) bool { return keep(r, cards) })
+		if len(w) == 0 {
 			continue
 		}
-		slices.Sort(waits)
-		hi = max(hi, waits[len(waits)-1])
-		l, err := plotter.NewLine(cdf(waits))
+		hi = max(hi, w[len(w)-1])
+		l, err := plotter.NewLine(cdf(w))
 		if err != nil {
 			return nil, err
 		}
@@ -372,6 +385,64 @@ func waitCDFPlot(runs []Run) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = 1, hi*1.5
 	p.Y.Min, p.Y.Max = 0, 1
 	return p, nil
+}
+
+func waitCDFFigure(runs []Run) (figure, error) {
+	p, err := waitCDFPlot(runs, "Distribution of waits", func(Run, int) bool { return true })
+	if err != nil {
+		return figure{}, err
+	}
+	return single(p, figureW, figureH), nil
+}
+
+// classWaitCDFFigure is the distribution of waits of each size class that
+// has jobs, a panel each, one above the other on the same wait axis.
+func classWaitCDFFigure(runs []Run) (figure, error) {
+	var panels []*plot.Plot
+	var leg plot.Legend
+	most := vg.Length(-1)
+	for c := range sim.NumClasses {
+		label := ""
+		jobs := 0
+		for _, r := range runs {
+			if cl := r.Result.Summary.Classes; c < len(cl) && cl[c].Jobs > 0 {
+				label, jobs = cl[c].Class, max(jobs, cl[c].Jobs)
+			}
+		}
+		if jobs == 0 {
+			continue
+		}
+		what := label + " cards"
+		if label == "1" {
+			what = "1 card"
+		}
+		p, err := waitCDFPlot(runs, fmt.Sprintf("Distribution of waits: jobs of %s (%d jobs)", what, jobs), func(r Run, cards int) bool { return r.Result.Classes.Of(cards) == c })
+		if err != nil {
+			return figure{}, err
+		}
+		// The legend of the panel with the most runs serves them all.
+		if n := p.Legend.Rectangle(draw.Canvas{}).Size().Y; n > most {
+			most, leg = n, p.Legend
+		}
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		p := newPlot("Waits by job size: no finished jobs", "", "")
+		return single(p, figureW, figureH), nil
+	}
+	hi := 1.0
+	for _, p := range panels {
+		hi = max(hi, p.X.Max)
+	}
+	grid := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		p.X.Max = hi
+		if i < len(panels)-1 {
+			p.X.Label.Text = ""
+		}
+		grid[i] = []*plot.Plot{p}
+	}
+	return figure{grid: grid, legend: leg, w: figureW, h: 3.2 * vg.Inch * vg.Length(len(grid))}, nil
 }
 
 // cdf returns the empirical CDF of sorted values as a step line of at most
