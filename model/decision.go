@@ -142,6 +142,10 @@ type Stats struct {
 	IdleCards int
 	// BackfillCards are the cards held by backfill jobs after this cycle.
 	BackfillCards int
+	// BudgetCut counts the queued jobs the time budget left unconsidered
+	// (pending, not placed): 0 when the plan is complete. Fallback is then
+	// set too.
+	BudgetCut int
 }
 
 // Decision is one planning cycle's answer. It is plain data: the caller acts on it.

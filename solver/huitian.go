@@ -3,6 +3,7 @@ package solver
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -228,6 +229,9 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	if err != nil {
 		return nil, err
 	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
 	// 2. Load the predicted profile: each running job holds its cards
 	// until the Quantile of its remaining time, a job told to yield until
 	// it must have.
@@ -251,10 +255,24 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	// 6. Backfill beyond EASY: the LP places what it can, a greedy pass
 	// the remainder, both with one admission rule.
 	c.backfillBeyond(ctx, candidates)
-	// 7. Estimated starts of waiting jobs, from the same model.
-	c.estimateStarts()
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	// 7. Estimated starts of waiting jobs, from the same model, as far as
+	// the budget allows.
+	c.estimateStarts(ctx)
 	c.sortPending()
 	return c.d, nil
+}
+
+// cancelled returns the context's error when the caller cancelled it, nil
+// while it runs or when only its deadline (the time budget) passed: past
+// the budget a plan returns the best complete decision it has.
+func cancelled(ctx context.Context) error {
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
 }
 
 // queueOrder: higher effective priority first (priority plus the bounded
@@ -395,11 +413,26 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 		return
 	}
 	if h.lp != nil && len(candidates) > 0 {
-		rest, fallback := c.placeLP(ctx, candidates)
-		c.d.Stats.Fallback = c.d.Stats.Fallback || fallback
-		candidates = rest
+		if ctx.Err() != nil {
+			// Past the budget already: the LP would not finish.
+			c.d.Stats.Fallback = true
+		} else {
+			rest, fallback := c.placeLP(ctx, candidates)
+			c.d.Stats.Fallback = c.d.Stats.Fallback || fallback
+			candidates = rest
+		}
 	}
-	for _, idx := range candidates {
+	// The greedy pass, as far as the budget allows: the guarantee's starts
+	// and reservations are in already, so a cut here only backfills less.
+	for k, idx := range candidates {
+		if ctx.Err() != nil {
+			c.d.Stats.Fallback = true
+			c.d.Stats.BudgetCut += len(candidates) - k
+			for _, idx := range candidates[k:] {
+				c.pending(&s.Queued[idx], model.PendingResources, "not considered this cycle: the planner's time budget ran out")
+			}
+			return
+		}
 		c.backfill(&s.Queued[idx])
 	}
 }

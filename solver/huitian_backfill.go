@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -277,7 +278,7 @@ func (c *cycle) protectionFits(d estimate.Dist, t int64) bool {
 // reservation: the earliest start on the final profile for the job's
 // runtime at the reservation quantile, without committing it. Only the
 // first PendingEstimates jobs get one; the rest stay unknown.
-func (c *cycle) estimateStarts() {
+func (c *cycle) estimateStarts(ctx context.Context) {
 	// Jobs of one shape get one answer: the profile does not change here.
 	type shapeKey struct {
 		req        profile.Request
@@ -290,7 +291,7 @@ func (c *cycle) estimateStarts() {
 		if p.Reason == model.PendingReserved || p.Reason == model.PendingNeverFits {
 			continue
 		}
-		if n >= c.h.cfg.PendingEstimates {
+		if n >= c.h.cfg.PendingEstimates || ctx.Err() != nil {
 			break
 		}
 		n++

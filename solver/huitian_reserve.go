@@ -63,6 +63,9 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	first, seen := h.mem.firstReserved[head.JobID]
 	thresholdPassed := seen && s.Now.Sub(first) > h.cfg.Preempt.Threshold
 	try := func(requeue bool) (*model.Decision, map[int]preempt.Release, int64, bool) {
+		if ctx.Err() != nil {
+			return nil, nil, 0, false // past the budget: EASY's own guarantee
+		}
 		yield := maps.Clone(planned)
 		if yield == nil {
 			yield = map[int]preempt.Release{}

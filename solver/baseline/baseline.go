@@ -79,11 +79,17 @@ func (pl *Planner) profileFor(lay *model.Layout) *profile.Profile {
 // Plan does not modify it.
 //
 // The context bounds the work: Plan checks it before each queued job. When
-// its deadline (the time budget) passes, Plan stops and returns the
-// decision so far, every job not yet considered pending with a message
-// saying so, and Stats.Fallback set; when it is cancelled, Plan returns
-// its error.
+// it is cancelled (the caller left), Plan stops and returns its error.
+// When its deadline (the time budget) passes, Plan still completes the
+// main pass and the head's reservation (the jobs in queue order up to and
+// including the first one that waits), since a decision without them is no
+// decision; past that it stops, every job not yet considered pending with
+// a message saying so, Stats.BudgetCut counting them and Stats.Fallback
+// set. Conservative thus reserves as deep as time allowed.
 func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
 	prof := pl.profileFor(s.Cluster.Layout())
 	defer pl.pool.Put(prof)
 	if err := LoadInto(prof, s); err != nil {
@@ -185,15 +191,19 @@ type walker struct {
 }
 
 // next says whether to consider one more job: not once the context is
-// done. Jobs left over are pending, and the stats say the plan fell back.
+// cancelled, nor past its deadline once the head waits (the main pass and
+// the head's reservation are always completed). Jobs left over are
+// pending, counted in Stats.BudgetCut, and the stats say the plan fell
+// back.
 func (w *walker) next(j *model.Job) bool {
 	if w.stopped == nil {
-		w.stopped = w.ctx.Err()
-		if w.stopped != nil {
+		if err := w.ctx.Err(); err != nil && (w.waiting != "" || !errors.Is(err, context.DeadlineExceeded)) {
+			w.stopped = err
 			w.d.Stats.Fallback = true
 		}
 	}
 	if w.stopped != nil {
+		w.d.Stats.BudgetCut++
 		w.pending(j, model.PendingResources, "not considered this cycle: the planner's time budget ran out")
 		return false
 	}

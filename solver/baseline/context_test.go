@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
@@ -30,12 +34,30 @@ func bigQueue(t *testing.T, n int) *model.Snapshot {
 	return s
 }
 
+// countdown is a context whose deadline passes after a given number of
+// Err calls: a budget that runs out at a chosen point of the walk,
+// deterministically.
+type countdown struct {
+	context.Context
+	left int
+}
+
+func (c *countdown) Err() error {
+	if c.left <= 0 {
+		return context.DeadlineExceeded
+	}
+	c.left--
+	return nil
+}
+
 // TestPlanStopsWhenTheContextIsDone: a plan whose budget has run out
-// stops, with every job not considered pending and the stats saying the
-// plan fell back; a cancelled plan returns the context's error. Before
-// the fix, Plan ignored its context and walked the whole queue (issue 12
-// item 3: conservative on one node of 65,536 cards ran for minutes after
-// its caller left).
+// still completes the main pass and the head's reservation, then stops,
+// every job not considered pending and counted, the stats saying the plan
+// fell back; a cancelled plan returns the context's error. Before the fix
+// of issue 12 item 3, Plan ignored its context and walked the whole queue
+// (conservative on one node of 65,536 cards ran for minutes after its
+// caller left); until issue 15 item 2 an expired budget gave no decision
+// at all (no start, not even the head's reservation).
 func TestPlanStopsWhenTheContextIsDone(t *testing.T) {
 	s := bigQueue(t, 200)
 	for _, p := range []model.Policy{model.PolicyEASY, model.PolicyConservative, model.PolicyHybridDepth, model.PolicyEASYSJBF, model.PolicyFCFS} {
@@ -44,25 +66,112 @@ func TestPlanStopsWhenTheContextIsDone(t *testing.T) {
 			t.Fatalf("no params for %s", p)
 		}
 		t.Run(p.String(), func(t *testing.T) {
+			full, err := New(params).Plan(context.Background(), s)
+			if err != nil || full.Stats.Fallback || full.Stats.BudgetCut != 0 {
+				t.Fatalf("without a deadline: %v, fallback %v, cut %d", err, full.Stats.Fallback, full.Stats.BudgetCut)
+			}
 			expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
 			defer cancel()
 			d, err := New(params).Plan(expired, s)
 			if err != nil {
 				t.Fatalf("budget out: %v, want the decision so far", err)
 			}
-			if !d.Stats.Fallback || len(d.Starts)+len(d.Reservations) != 0 || len(d.Pending) != len(s.Queued) {
-				t.Errorf("budget out before the first job: fallback %v, %d starts, %d reservations, %d of %d pending; want fallback and all pending",
-					d.Stats.Fallback, len(d.Starts), len(d.Reservations), len(d.Pending), len(s.Queued))
+			// The main pass: the full plan's regular starts; the head's
+			// reservation: its first.
+			var main []model.Start
+			for _, st := range full.Starts {
+				if st.Kind == model.Regular {
+					main = append(main, st)
+				}
+			}
+			var head []model.Reservation
+			if len(full.Reservations) > 0 {
+				head = full.Reservations[:1]
+			}
+			if diff := cmp.Diff(main, d.Starts, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("budget out: starts are not the main pass (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(head, d.Reservations, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("budget out: reservations are not the head's (-want +got):\n%s", diff)
+			}
+			if p != model.PolicyFCFS && len(head) == 0 {
+				t.Errorf("the full plan reserves nothing: not a test of the head's reservation")
+			}
+			cut := 0
+			for _, pd := range d.Pending {
+				if strings.Contains(pd.Message, "time budget") {
+					cut++
+				}
+			}
+			if !d.Stats.Fallback || d.Stats.BudgetCut == 0 || d.Stats.BudgetCut != cut ||
+				len(d.Starts)+len(d.Pending) != len(s.Queued) {
+				t.Errorf("budget out: fallback %v, cut %d (%d pending say so), %d starts + %d pending of %d queued",
+					d.Stats.Fallback, d.Stats.BudgetCut, cut, len(d.Starts), len(d.Pending), len(s.Queued))
 			}
 			cancelled, cancel2 := context.WithCancel(context.Background())
 			cancel2()
 			if _, err := New(params).Plan(cancelled, s); !errors.Is(err, context.Canceled) {
 				t.Errorf("cancelled: %v, want context.Canceled", err)
 			}
-			full, err := New(params).Plan(context.Background(), s)
-			if err != nil || full.Stats.Fallback {
-				t.Errorf("without a deadline: %v, fallback %v", err, full.Stats.Fallback)
-			}
 		})
+	}
+}
+
+// TestBudgetCutsBackfillAsLateAsItPasses: a budget that passes after n
+// more checks once the walk began gives the full plan's decision on the
+// jobs considered so far: the cut only drops later jobs, never changes
+// an earlier one.
+func TestBudgetCutsBackfillAsLateAsItPasses(t *testing.T) {
+	s := bigQueue(t, 200)
+	for _, p := range []model.Policy{model.PolicyEASY, model.PolicyConservative} {
+		params, _ := ForPolicy(p, 0)
+		full, err := New(params).Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := -1
+		for _, n := range []int{0, 5, 20, 60, 199, 1000} {
+			d, err := New(params).Plan(&countdown{Context: context.Background(), left: n}, s)
+			if err != nil {
+				t.Fatalf("%s, %d checks: %v", p, n, err)
+			}
+			if len(d.Starts) > len(full.Starts) || len(d.Reservations) > len(full.Reservations) {
+				t.Fatalf("%s, %d checks: more than the full plan", p, n)
+			}
+			if diff := cmp.Diff(full.Starts[:len(d.Starts)], d.Starts, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s, %d checks: starts differ from the full plan's first (-full +cut):\n%s", p, n, diff)
+			}
+			if diff := cmp.Diff(full.Reservations[:len(d.Reservations)], d.Reservations, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s, %d checks: reservations differ from the full plan's first (-full +cut):\n%s", p, n, diff)
+			}
+			if d.Stats.BudgetCut > prev && prev >= 0 {
+				t.Errorf("%s, %d checks: cut %d jobs, more than with fewer checks (%d)", p, n, d.Stats.BudgetCut, prev)
+			}
+			prev = d.Stats.BudgetCut
+			if n >= 1000 && (d.Stats.BudgetCut != 0 || d.Stats.Fallback) {
+				t.Errorf("%s: enough checks for every job, yet cut %d", p, d.Stats.BudgetCut)
+			}
+		}
+	}
+}
+
+// TestPlanStopsWhenCancelledMidWalk: a context cancelled from inside the
+// walk (here by the backfill-order hook, called once the head waits) stops
+// the plan with the context's error.
+func TestPlanStopsWhenCancelledMidWalk(t *testing.T) {
+	s := bigQueue(t, 200)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	params := Params{Name: "easy-hook", Depth: 1, Backfill: true, BackfillKey: func(j *model.Job) float64 {
+		calls++
+		cancel()
+		return 0
+	}}
+	if _, err := New(params).Plan(ctx, s); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled mid-walk: %v, want context.Canceled", err)
+	}
+	if calls == 0 {
+		t.Fatal("the hook never ran: not a test of a cancel mid-walk")
 	}
 }
