@@ -101,6 +101,9 @@ type Huitian struct {
 	// pure function of the memory, so Plan stays a function of its inputs.
 	est   map[estKey]jobEst
 	estAt int
+	// cards remembers the running jobs' card numbers from cycle to cycle
+	// (the same numbers a lookup gives: baseline.CardIDs).
+	cards baseline.CardIDs
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -309,6 +312,8 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	c.holder = make([]holder, len(c.lay.Cards))
 	c.runDist = make([]estimate.Dist, len(s.Running))
 	c.runRem = make([]estimate.Dist, len(s.Running))
+	c.h.cards.Begin(c.lay)
+	defer c.h.cards.End(len(s.Running))
 	for i := range s.Running {
 		r := &s.Running[i]
 		e := c.h.estimateOf(&r.Job)
@@ -324,11 +329,11 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 		}
 		c.runDist[i] = rem
 		end := max(ceilSec(rem.Quantile(c.h.cfg.Quantile)), 1)
-		for k, ref := range r.Cards {
-			id, ok := c.lay.CardID(ref)
-			if !ok {
-				return fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, k, ref)
-			}
+		ids, bad, ok := c.h.cards.Of(r.Job.ID, r.Cards)
+		if !ok {
+			return fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
+		}
+		for _, id := range ids {
 			c.prof.Hold(id, end)
 			c.holder[id] = runningHolder(i)
 		}

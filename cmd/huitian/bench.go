@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,26 +19,35 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var (
-		cards, queued   []int
-		policies        []string
-		runs            int
-		budget          time.Duration
-		maxTime         time.Duration
-		jsonOut         bool
-		cores           int
-		seed            uint64
-		conservativeMax int
+		cards, queued []int
+		policies      []string
+		cycles        int
+		warmup        int
+		step          time.Duration
+		budget        time.Duration
+		jsonOut       bool
+		cores         int
+		seed          uint64
+		cpuProfile    string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure plan latency per policy over cluster size × queue depth",
-		Long: `Bench plans generated snapshots — 8-card nodes under 32-node switches, a
-quarter of the cards busy, a queue headed by a gang that wants a whole
-switch — with each policy, and prints p50/p99 plan latency, the ratio to
-EASY measured in the same run, and the LP's size, gap and fallbacks.
+		Short: "Measure plan latency per policy over consecutive cycles, cluster size × queue depth",
+		Long: `Bench plans a sequence of consecutive cycles with each policy, as a
+resource manager would ask for them: it starts from a generated snapshot —
+8-card nodes under 32-node switches, a quarter of the cards busy, a queue
+headed by a gang that wants a whole switch — and between cycles acts on the
+decision (starts run, preemptions requeue), moves the clock one --step,
+ends the jobs whose runtime is up and submits new ones so that the queue
+stays as deep as asked. Each policy runs its own sequence from the same
+start (same seed), --warmup cycles first (not counted).
 
-Each plan gets the time budget as its context deadline, as the service
-gives it. Policies run one after another on one core (--cores).`,
+It prints p50/p99/max plan latency over the cycles, the p99's ratio to
+EASY's measured in the same run, how many plans the time budget cut short
+(budget cuts, with the mean number of jobs a cut left unconsidered), how
+many fell back for any reason (the LP's time included), and the LP's size
+and gap. Each plan gets the time budget as its context deadline, as the
+service gives it. Policies run one after another on one core (--cores).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runtime.GOMAXPROCS(cores)
@@ -49,47 +59,46 @@ gives it. Policies run one after another on one core (--cores).`,
 				}
 				pols = append(pols, p)
 			}
+			if cycles < 1 || warmup < 0 || step <= 0 {
+				return exitWith(2, fmt.Errorf("--cycles %d, --warmup %d, --step %s: want at least one cycle, no negative warm-up, a positive step", cycles, warmup, step))
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			hist := bench.History(2000, seed+1)
-			var results []bench.Result
+			var results []bench.SeqResult
 			for _, c := range cards {
 				for _, q := range queued {
-					s := bench.Snapshot(c, q, seed)
 					easy := 0.0
 					for _, p := range pols {
-						if p == model.PolicyConservative && c*q > conservativeMax {
-							// One reservation sweep per blocked job: O(queue × cards).
-							fmt.Fprintf(os.Stderr, "skipped conservative at %d cards × %d queued (above --conservative-max %d card-jobs)\n", c, q, conservativeMax)
-							continue
-						}
 						pl, err := bench.NewPlanner(p, hist)
 						if err != nil {
 							return exitWith(2, err)
 						}
-						// One plan to see how long a run takes; then as many
-						// runs as fit in --max-time, at least 3.
-						t0 := time.Now()
-						if _, err := pl.Plan(cmd.Context(), s); err != nil {
-							return err
-						}
-						one := time.Since(t0)
-						n := runs
-						if one > 0 && time.Duration(n)*one > maxTime {
-							n = max(3, int(maxTime/one))
-						}
-						res, err := bench.Measure(context.Background(), pl, s, n, budget, time.Now)
+						seq := bench.NewSequence(c, q, seed, step)
+						res, err := bench.MeasureSequence(context.Background(), pl, seq, warmup, cycles, budget, time.Now)
 						if err != nil {
 							return err
 						}
 						res.Policy = p.String()
 						if p == model.PolicyEASY {
-							easy = res.P50ms
+							easy = res.P99ms
 						}
 						if easy > 0 {
-							res.RatioToEASY = res.P50ms / easy
+							res.RatioToEASY = res.P99ms / easy
 						}
 						results = append(results, res)
 						if !jsonOut {
-							fmt.Fprintf(os.Stderr, "measured %s at %d cards × %d queued: p50 %.1f ms (%d runs)\n", p, c, q, res.P50ms, res.Runs)
+							fmt.Fprintf(os.Stderr, "measured %s at %d cards × %d queued: p50 %.1f ms, p99 %.1f ms, %d of %d cut by the budget\n",
+								p, c, q, res.P50ms, res.P99ms, res.BudgetCuts, res.Cycles)
 						}
 					}
 				}
@@ -97,26 +106,28 @@ gives it. Policies run one after another on one core (--cores).`,
 			if jsonOut {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"results": results})
+				return enc.Encode(map[string]any{"budget_ms": float64(budget) / float64(time.Millisecond), "results": results})
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "policy\tcards\tqueued\trunning\tp50 ms\tp99 ms\t×EASY\tcandidates\tLP rows\tLP cols\tgap\tfallbacks\truns\tstarts\tbackfill\t")
+			fmt.Fprintln(tw, "policy\tcards\tqueued\trunning\tp50 ms\tp99 ms\tmax ms\tp99 ×EASY\tbudget cuts\tmean cut\tfallbacks\tcycles\tstarts\tbackfill\tcandidates\tLP rows\tLP cols\tgap\t")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.2f\t%d\t%d\t%d\t%.3f\t%d\t%d\t%d\t%d\t\n", r.Policy, r.Cards, r.Queued, r.Running,
-					r.P50ms, r.P99ms, r.RatioToEASY, r.Candidates, r.LPRows, r.LPCols, r.Gap, r.Fallbacks, r.Runs, r.Starts, r.Backfills)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t\n", r.Policy, r.Cards, r.Queued, r.Running,
+					r.P50ms, r.P99ms, r.MaxMs, r.RatioToEASY, r.BudgetCuts, r.MeanCut, r.Fallbacks, r.Cycles, r.Starts, r.Backfills,
+					r.Candidates, r.LPRows, r.LPCols, r.Gap)
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().IntSliceVar(&cards, "cards", []int{1024, 8192, 65536}, "cluster sizes in cards")
-	cmd.Flags().IntSliceVar(&queued, "queued", []int{1000, 5000, 20000}, "queue depths")
+	cmd.Flags().IntSliceVar(&queued, "queued", []int{1000, 5000, 20000}, "queue depths (kept by arrivals)")
 	cmd.Flags().StringSliceVar(&policies, "policy", []string{"easy", "conservative", "huitian-greedy", "huitian"}, "policies, EASY first for the ratios: "+strings.Join(policyNames(), ", "))
-	cmd.Flags().IntVar(&runs, "runs", 30, "plans per policy and size (fewer when a plan is slow, see --max-time)")
+	cmd.Flags().IntVar(&cycles, "cycles", 30, "consecutive cycles measured per policy and size")
+	cmd.Flags().IntVar(&warmup, "warmup", 2, "cycles planned and acted on before measuring")
+	cmd.Flags().DurationVar(&step, "step", 30*time.Second, "time between cycles")
 	cmd.Flags().DurationVar(&budget, "budget", 50*time.Millisecond, "time budget of each plan (its context deadline)")
-	cmd.Flags().DurationVar(&maxTime, "max-time", 20*time.Second, "time to spend per policy and size")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.Flags().IntVar(&cores, "cores", 1, "GOMAXPROCS while measuring")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "workload seed")
-	cmd.Flags().IntVar(&conservativeMax, "conservative-max", 8192*5000, "skip conservative above this many cards × queued jobs (it reserves for every blocked job: O(queue × cards))")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run here (go tool pprof)")
 	return cmd
 }

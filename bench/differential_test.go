@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver"
+)
+
+// allPolicies are every policy a planner is built for.
+var allPolicies = []model.Policy{
+	model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF,
+	model.PolicyHybridDepth, model.PolicyHuitianGreedy, model.PolicyHuitian,
+}
+
+// cycleLog is what a planner saw and did over a sequence, for rebuilding
+// one from scratch.
+type cycleLog struct {
+	s   *model.Snapshot
+	d   *model.Decision
+	evs []model.Event
+}
+
+// fromScratch returns a planner of the policy that has learned what the
+// long-lived one had by the cycle after log: the same history, decisions
+// and events, and nothing else carried between cycles (no profile, no
+// remembered card numbers, no cached estimate).
+func fromScratch(t *rapid.T, p model.Policy, hist []model.Event, log []cycleLog) solver.Planner {
+	pl, err := NewPlanner(p, hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := pl.(solver.Learner); ok {
+		for _, c := range log {
+			l.Decided(c.s, c.d)
+			for _, e := range c.evs {
+				l.Observe(e)
+			}
+		}
+	}
+	return pl
+}
+
+// TestIncrementalEqualsFromScratch: over long random sequences of
+// consecutive cycles (arrivals, completions, starts and preemptions
+// between them), a planner that carries its state from cycle to cycle
+// decides exactly what a planner built from scratch for that cycle
+// decides, for every policy.
+func TestIncrementalEqualsFromScratch(t *testing.T) {
+	hist := History(200, 3)
+	rapid.Check(t, func(t *rapid.T) {
+		p := rapid.SampledFrom(allPolicies).Draw(t, "policy")
+		cards := rapid.SampledFrom([]int{16, 64, 256}).Draw(t, "cards")
+		queued := rapid.IntRange(1, 80).Draw(t, "queued")
+		seed := rapid.Uint64().Draw(t, "seed")
+		step := time.Duration(rapid.IntRange(1, 600).Draw(t, "stepSeconds")) * time.Second
+		cycles := rapid.IntRange(5, 40).Draw(t, "cycles")
+		live, err := NewPlanner(p, hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := NewSequence(cards, queued, seed, step)
+		var log []cycleLog
+		for n := range cycles {
+			s := q.Snapshot()
+			if err := s.Validate(); err != nil {
+				t.Fatalf("cycle %d: the sequence made an invalid snapshot: %v", n, err)
+			}
+			d, err := live.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatalf("cycle %d: %v", n, err)
+			}
+			want, err := fromScratch(t, p, hist, log).Plan(context.Background(), s)
+			if err != nil {
+				t.Fatalf("cycle %d from scratch: %v", n, err)
+			}
+			if diff := cmp.Diff(want, d, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s, cycle %d: the long-lived planner differs from one built from scratch (-scratch +live):\n%s", p, n, diff)
+			}
+			if l, ok := live.(solver.Learner); ok {
+				l.Decided(s, d)
+			}
+			evs := q.Advance(d)
+			if l, ok := live.(solver.Learner); ok {
+				for _, e := range evs {
+					l.Observe(e)
+				}
+			}
+			log = append(log, cycleLog{s, d, evs})
+		}
+	})
+}
+
+// TestSequenceMoves: a sequence's cycles start, finish and submit jobs,
+// keep the queue about as deep as asked, and stay valid.
+func TestSequenceMoves(t *testing.T) {
+	pl, err := NewPlanner(model.PolicyEASY, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := NewSequence(1024, 300, 1, 30*time.Second)
+	kinds := map[model.EventKind]int{}
+	for n := range 30 {
+		s := q.Snapshot()
+		if err := s.Validate(); err != nil {
+			t.Fatalf("cycle %d: %v", n, err)
+		}
+		if len(s.Queued) < 300 || len(s.Queued) > 300+3*n+3 {
+			t.Fatalf("cycle %d: %d queued, want about 300", n, len(s.Queued))
+		}
+		d, err := pl.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range q.Advance(d) {
+			kinds[e.Kind]++
+		}
+	}
+	if kinds[model.EventStarted] == 0 || kinds[model.EventFinished] == 0 {
+		t.Fatalf("events over 30 cycles: %v, want starts and finishes", kinds)
+	}
+	if got := fmt.Sprint(q.Snapshot().Now.Sub(Now)); got != "15m0s" {
+		t.Fatalf("30 cycles of 30 s end at now+%s, want 15m0s", got)
+	}
+}

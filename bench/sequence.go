@@ -1,0 +1,217 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver"
+)
+
+// Sequence is a run of consecutive planning cycles on one cluster, as a
+// resource manager would ask for them: each cycle acts on the last
+// decision (its starts run, its preemptions requeue), moves the clock one
+// step, ends the jobs whose runtime is up, and submits new jobs so that
+// the queue stays about as deep as it started. The same arguments and the
+// same decisions give the same sequence.
+type Sequence struct {
+	s     *model.Snapshot
+	r     *rand.Rand
+	depth int
+	step  time.Duration
+	// runtime is each job's actual runtime, drawn at submit: at most its
+	// time limit.
+	runtime map[string]time.Duration
+	next    int
+}
+
+// NewSequence starts a sequence at Snapshot(cards, queued, seed), one
+// cycle every step.
+func NewSequence(cards, queued int, seed uint64, step time.Duration) *Sequence {
+	q := &Sequence{
+		s: Snapshot(cards, queued, seed), r: rand.New(rand.NewPCG(seed, 0x73657120)),
+		depth: queued, step: step, runtime: map[string]time.Duration{}, next: queued,
+	}
+	for _, r := range q.s.Running {
+		q.runtime[r.Job.ID] = q.draw(r.Job.TimeLimit)
+	}
+	for _, j := range q.s.Queued {
+		q.runtime[j.ID] = q.draw(j.TimeLimit)
+	}
+	return q
+}
+
+// draw returns an actual runtime for a limit: most jobs end well before
+// it, a tenth run into it.
+func (q *Sequence) draw(limit time.Duration) time.Duration {
+	f := q.r.Float64()
+	if q.r.IntN(10) == 0 {
+		f = 1
+	}
+	return max(time.Second, time.Duration(f*float64(limit)).Truncate(time.Second))
+}
+
+// Snapshot returns this cycle's snapshot. Planners must not modify it;
+// Advance builds the next one afresh.
+func (q *Sequence) Snapshot() *model.Snapshot { return q.s }
+
+// Advance acts on d, the decision for the current snapshot, and moves to
+// the next cycle. It returns the events of the step (starts, finishes,
+// preemptions), for planners that learn.
+func (q *Sequence) Advance(d *model.Decision) []model.Event {
+	s := q.s
+	now := s.Now.Add(q.step)
+	next := &model.Snapshot{Now: now, Cluster: s.Cluster, Options: s.Options}
+	var evs []model.Event
+	queued := make(map[string]int, len(s.Queued))
+	for i := range s.Queued {
+		queued[s.Queued[i].ID] = i
+	}
+	gone := map[string]bool{}
+	// 1. The decision: starts run from now; preempted jobs go back to the
+	// queue (requeued with their count, suspended ones too).
+	running := make([]model.Running, 0, len(s.Running)+len(d.Starts))
+	preempted := map[string]bool{}
+	for _, p := range d.Preemptions {
+		preempted[p.JobID] = true
+	}
+	var back []model.Job
+	for _, r := range s.Running {
+		if preempted[r.Job.ID] {
+			j := r.Job
+			j.RequeueCount++
+			back = append(back, j)
+			evs = append(evs, model.Event{Kind: model.EventPreempted, JobID: j.ID, Time: s.Now, Start: r.Start, Job: &j})
+			continue
+		}
+		running = append(running, r)
+	}
+	for _, st := range d.Starts {
+		i, ok := queued[st.JobID]
+		if !ok {
+			panic(fmt.Sprintf("bench: start of %s, not queued", st.JobID))
+		}
+		r := model.Running{Job: s.Queued[i], Cards: st.Cards, Start: s.Now, Kind: st.Kind, ProtectedUntil: st.ProtectedUntil}
+		running = append(running, r)
+		gone[st.JobID] = true
+		evs = append(evs, model.Event{Kind: model.EventStarted, JobID: st.JobID, Time: s.Now, Job: &r.Job, Alloc: st.Kind})
+	}
+	// 2. Completions: the jobs whose actual runtime is up by the next now.
+	for _, r := range running {
+		end := r.Start.Add(q.runtime[r.Job.ID])
+		if !end.After(now) {
+			evs = append(evs, model.Event{Kind: model.EventFinished, JobID: r.Job.ID, Time: end, Start: r.Start,
+				Job: &r.Job, Alloc: r.Kind, Exit: model.ExitCompleted})
+			continue
+		}
+		next.Running = append(next.Running, r)
+	}
+	// 3. The queue: what did not start, the preempted, and arrivals that
+	// keep it about as deep as it was asked to be.
+	for _, j := range s.Queued {
+		if !gone[j.ID] {
+			next.Queued = append(next.Queued, j)
+		}
+	}
+	next.Queued = append(next.Queued, back...)
+	arrive := max(0, q.depth-len(next.Queued)) + q.r.IntN(3)
+	for range arrive {
+		j := drawJob(q.r, fmt.Sprintf("q-%d", q.next), 64)
+		q.next++
+		j.Submit = s.Now.Add(time.Duration(q.r.Int64N(int64(q.step))))
+		q.runtime[j.ID] = q.draw(j.TimeLimit)
+		next.Queued = append(next.Queued, j)
+	}
+	slices.SortStableFunc(evs, func(a, b model.Event) int { return a.Time.Compare(b.Time) })
+	q.s = next
+	return evs
+}
+
+// SeqResult is one policy's measurements over a sequence of cycles.
+type SeqResult struct {
+	Result
+	Cycles int `json:"cycles"`
+	// BudgetCuts counts the plans the time budget cut short (some queued
+	// job left unconsidered); Fallbacks (in Result) those that fell back
+	// for any reason, the LP's time included.
+	BudgetCuts int `json:"budget_cuts"`
+	// MeanCut is the mean number of jobs a cut plan left unconsidered.
+	MeanCut float64 `json:"mean_cut"`
+	MaxMs   float64 `json:"max_ms"`
+}
+
+// MeasureSequence plans warmup and then cycles consecutive cycles of a
+// sequence with the planner, each under the budget, acting on each
+// decision, and reports latency percentiles over the measured cycles, the
+// budget cuts and fallbacks. The warm-up cycles (planned, acted on, not
+// counted) take the generated snapshot to the planner's steady state: the
+// first cycle starts a quarter-busy cluster's worth of jobs.
+// Learning planners observe the events and decisions as a service's
+// would. clock is the caller's (only cmd and tests own one).
+func MeasureSequence(ctx context.Context, pl solver.Planner, q *Sequence, warmup, cycles int, budget time.Duration, clock func() time.Time) (SeqResult, error) {
+	var res SeqResult
+	lat := make([]float64, 0, cycles)
+	cutJobs := 0
+	for n := range warmup + cycles {
+		s := q.Snapshot()
+		cctx, cancel := context.WithDeadline(ctx, clock().Add(budget))
+		t0 := clock()
+		d, err := pl.Plan(cctx, s)
+		el := clock().Sub(t0)
+		cancel()
+		if err != nil {
+			return res, err
+		}
+		l, learns := pl.(solver.Learner)
+		if learns {
+			l.Decided(s, d)
+		}
+		for _, e := range q.Advance(d) {
+			if learns {
+				l.Observe(e)
+			}
+		}
+		if n < warmup {
+			continue
+		}
+		lat = append(lat, float64(el)/float64(time.Millisecond))
+		if d.Stats.Fallback {
+			res.Fallbacks++
+		}
+		if d.Stats.BudgetCut > 0 {
+			res.BudgetCuts++
+			cutJobs += d.Stats.BudgetCut
+		}
+		res.Candidates, res.LPRows, res.LPCols, res.Gap = d.Stats.Candidates, d.Stats.LPRows, d.Stats.LPCols, d.Stats.Gap
+		res.Starts += len(d.Starts)
+		for _, st := range d.Starts {
+			if st.Kind == model.Backfill {
+				res.Backfills++
+			}
+		}
+		res.Running = len(s.Running)
+	}
+	if res.BudgetCuts > 0 {
+		res.MeanCut = float64(cutJobs) / float64(res.BudgetCuts)
+	}
+	res.P50ms, res.P99ms, res.MaxMs = percentiles(lat)
+	res.Runs, res.Cycles = cycles, cycles
+	s := q.Snapshot()
+	res.Cards, res.Queued = len(s.Cluster.Layout().Cards), len(s.Queued)
+	return res, nil
+}
+
+// percentiles returns the p50, p99 (nearest rank) and maximum of lat.
+func percentiles(lat []float64) (p50, p99, maxv float64) {
+	if len(lat) == 0 {
+		return 0, 0, 0
+	}
+	l := slices.Clone(lat)
+	slices.Sort(l)
+	rank := func(p float64) float64 { return l[min(len(l)-1, max(0, int(math.Ceil(p*float64(len(l))))-1))] }
+	return rank(0.5), rank(0.99), l[len(l)-1]
+}

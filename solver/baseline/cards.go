@@ -1,0 +1,74 @@
+package baseline
+
+import "github.com/huitian/huitian/model"
+
+// CardIDs resolves running jobs' card references to dense card numbers and
+// remembers each job's answer from one cycle to the next: a running job's
+// cards do not change while it runs, and at 65,536 cards a map lookup per
+// busy card every cycle was most of a plan (issue 15: 75% of a flat
+// 93,312-processor replay in LoadInto). A remembered answer is used only
+// when the layout is the same and every reference still names the same
+// card, so the numbers are those a lookup would give. The zero value is
+// ready; it is not safe for concurrent use.
+type CardIDs struct {
+	lay   *model.Layout
+	byJob map[string]cardsOf
+	cycle uint32
+}
+
+type cardsOf struct {
+	ids   []int
+	cycle uint32 // the last cycle that used it
+}
+
+// Begin starts a cycle on a layout: answers for another layout are dropped.
+func (c *CardIDs) Begin(lay *model.Layout) {
+	if c.lay != lay || c.byJob == nil {
+		c.lay, c.byJob = lay, map[string]cardsOf{}
+	}
+	c.cycle++
+}
+
+// Of returns the dense numbers of a running job's cards. When a reference
+// names no card it returns the position of the first such one and false.
+// The slice is the CardIDs' own: the caller must not modify it.
+func (c *CardIDs) Of(jobID string, refs []model.CardRef) ([]int, int, bool) {
+	if e, ok := c.byJob[jobID]; ok && len(e.ids) == len(refs) && c.same(e.ids, refs) {
+		e.cycle = c.cycle
+		c.byJob[jobID] = e
+		return e.ids, 0, true
+	}
+	ids := make([]int, len(refs))
+	for k, ref := range refs {
+		id, ok := c.lay.CardID(ref)
+		if !ok {
+			return nil, k, false
+		}
+		ids[k] = id
+	}
+	c.byJob[jobID] = cardsOf{ids: ids, cycle: c.cycle}
+	return ids, 0, true
+}
+
+func (c *CardIDs) same(ids []int, refs []model.CardRef) bool {
+	for k, id := range ids {
+		cd := &c.lay.Cards[id]
+		if int(cd.Index) != refs[k].Index || c.lay.Nodes[cd.Node].Name != refs[k].Node {
+			return false
+		}
+	}
+	return true
+}
+
+// End finishes a cycle of running jobs: answers no job used for a while
+// are dropped once they outnumber those in use.
+func (c *CardIDs) End(running int) {
+	if len(c.byJob) <= 2*running+64 {
+		return
+	}
+	for id, e := range c.byJob {
+		if e.cycle != c.cycle {
+			delete(c.byJob, id)
+		}
+	}
+}
