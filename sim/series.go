@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"math"
 
 	"github.com/huitian/huitian/model"
@@ -183,4 +184,53 @@ func (s *seriesRec) finish(cards int) *Series {
 		out.Tuner = &ts
 	}
 	return out
+}
+
+// tunerSeriesJSON is TunerSeries in JSON, which has no NaN: an unknown
+// value is null.
+type tunerSeriesJSON struct {
+	MaxBackfillRuntime []*float64 `json:"max_backfill_runtime_s"`
+	ProtectFraction    []*float64 `json:"protect_fraction"`
+	Epsilon            []*float64 `json:"epsilon"`
+	CompletionRate     []*float64 `json:"completion_rate"`
+}
+
+// MarshalJSON writes the series with null for NaN (a value not known).
+func (t TunerSeries) MarshalJSON() ([]byte, error) {
+	to := func(v []float64) []*float64 {
+		if v == nil {
+			return nil
+		}
+		out := make([]*float64, len(v))
+		for i := range v {
+			if !math.IsNaN(v[i]) {
+				out[i] = &v[i]
+			}
+		}
+		return out
+	}
+	return json.Marshal(tunerSeriesJSON{to(t.MaxBackfillRuntime), to(t.ProtectFraction), to(t.Epsilon), to(t.CompletionRate)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, null as NaN.
+func (t *TunerSeries) UnmarshalJSON(b []byte) error {
+	var j tunerSeriesJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	from := func(v []*float64) []float64 {
+		if v == nil {
+			return nil
+		}
+		out := make([]float64, len(v))
+		for i, p := range v {
+			out[i] = math.NaN()
+			if p != nil {
+				out[i] = *p
+			}
+		}
+		return out
+	}
+	*t = TunerSeries{from(j.MaxBackfillRuntime), from(j.ProtectFraction), from(j.Epsilon), from(j.CompletionRate)}
+	return nil
 }

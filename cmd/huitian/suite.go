@@ -84,6 +84,29 @@ type suiteWorkload struct {
 	tr       *trace.Trace
 }
 
+// suiteWorkloadInfo is what a suite row says of its workload: the same in
+// every shard of the suite, and what the merge writes the rows from.
+type suiteWorkloadInfo struct {
+	Name     string  `json:"name"`
+	Load     float64 `json:"load"`
+	Cluster  string  `json:"cluster"`
+	Compress float64 `json:"submit_scale"`
+	Jobs     int     `json:"jobs"`
+}
+
+func (wl *suiteWorkload) info() suiteWorkloadInfo {
+	return suiteWorkloadInfo{Name: wl.name, Load: wl.load, Cluster: wl.cluster, Compress: wl.compress, Jobs: len(wl.tr.Jobs)}
+}
+
+// suiteSweep is what the suite's output says besides its results.
+type suiteSweep struct {
+	Reference   string              `json:"reference"`
+	Estimates   string              `json:"estimates"`
+	KillAtLimit bool                `json:"kill_at_limit"`
+	Policies    []string            `json:"policies"`
+	Workloads   []suiteWorkloadInfo `json:"workloads"`
+}
+
 // suiteRow is one policy on one workload, checked against the reference.
 type suiteRow struct {
 	Workload string  `json:"workload"`
@@ -124,7 +147,7 @@ type suiteRow struct {
 	CyclesReplayed  int      `json:"cycles"`
 }
 
-func runSuite(cmd *cobra.Command, f *whatifFlags) error {
+func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	stderr := cmd.ErrOrStderr()
 	// 1. Flags: every problem exits with status 2.
 	s := &f.suite
@@ -179,42 +202,64 @@ func runSuite(cmd *cobra.Command, f *whatifFlags) error {
 		return exitWith(2, fmt.Errorf("--suite-traces: %q selects no workload in %s", s.only, dir))
 	}
 
-	// 3. Every (workload, policy) replay through sim.RunAll.
-	var mu sync.Mutex
-	done := 0
-	var replays []sim.Replay
-	for _, wl := range wls {
+	// 3. Every (workload, policy) replay through sim.Sweep; with --shard,
+	// only the shard's.
+	ws := make([]sim.WhatIf, len(wls))
+	for w, wl := range wls {
+		ws[w] = sim.WhatIf{
+			Jobs:       wl.tr.Jobs,
+			NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(wl.cluster, wl.tr.MaxCards) },
+			Config:     sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit},
+		}
 		for _, pr := range runs {
-			r := whatifReplay(wl.tr, pr, wl.cluster, sim.Config{
-				Options:     model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
-				Estimates:   est,
-				KeepOverrun: !f.killAtLimit,
-			})
-			total := len(wls) * len(runs)
-			r.Done = func(res *sim.Result) {
-				mu.Lock()
-				defer mu.Unlock()
-				done++
-				fmt.Fprintf(stderr, "suite: %d/%d %s load %g on %s, %s: %d cycles in %.1f s\n",
-					done, total, wl.name, wl.load, wl.cluster, pr.name, res.Summary.Cycles, res.Wall.Seconds())
-			}
-			replays = append(replays, r)
+			ws[w].Policies = append(ws[w].Policies, simPolicy(pr))
 		}
 	}
-	results, err := sim.RunAll(cmd.Context(), replays, s.workers)
+	total := 0
+	for k := range sim.Runs(ws) {
+		if shard.Has(k) {
+			total++
+		}
+	}
+	var mu sync.Mutex
+	done := 0
+	swept, err := sim.Sweep(cmd.Context(), ws, sim.SweepOptions{Workers: s.workers, Shard: shard, Done: func(w, p int, res *sim.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		fmt.Fprintf(stderr, "suite: %d/%d %s load %g on %s, %s: %d cycles in %.1f s\n",
+			done, total, wls[w].name, wls[w].load, wls[w].cluster, runs[p].name, res.Summary.Cycles, res.Wall.Seconds())
+	}})
 	if err != nil {
 		return err
 	}
+	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit}
+	for _, pr := range runs {
+		sw.Policies = append(sw.Policies, pr.name)
+	}
+	for i := range wls {
+		sw.Workloads = append(sw.Workloads, wls[i].info())
+	}
+	if f.shard != "" {
+		return writeShard(cmd, f.shardOut, shard, shardKindSuite, sw, swept)
+	}
+	return writeSuite(cmd, f.asJSON, sw, swept)
+}
 
+// writeSuite checks every row against the reference's run and prints the
+// table or the JSON, from a whole suite and from the merge of its shards
+// alike. It exits with status 1 when a row fails.
+func writeSuite(cmd *cobra.Command, asJSON bool, sw *suiteSweep, results [][]*sim.Result) error {
 	// 4. Check and print.
+	ref := slices.Index(sw.Policies, sw.Reference)
 	var rows []suiteRow
-	for w, wl := range wls {
-		rs := results[w*len(runs) : (w+1)*len(runs)]
-		for i, pr := range runs {
+	for w, wl := range sw.Workloads {
+		rs := results[w]
+		for i, name := range sw.Policies {
 			if i == ref {
 				continue
 			}
-			row, err := checkSuiteRow(wl, pr.name, runs[ref].name, rs[i], rs[ref])
+			row, err := checkSuiteRow(wl, name, sw.Reference, rs[i], rs[ref])
 			if err != nil {
 				return err
 			}
@@ -227,7 +272,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags) error {
 			failed++
 		}
 	}
-	if f.asJSON {
+	if asJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
@@ -235,10 +280,10 @@ func runSuite(cmd *cobra.Command, f *whatifFlags) error {
 			Estimates string     `json:"estimates"`
 			Rows      []suiteRow `json:"rows"`
 			Failed    int        `json:"failed"`
-		}{runs[ref].name, est.String(), rows, failed}); err != nil {
+		}{sw.Reference, sw.Estimates, rows, failed}); err != nil {
 			return err
 		}
-	} else if err := writeSuiteTable(cmd.OutOrStdout(), runs[ref].name, rows); err != nil {
+	} else if err := writeSuiteTable(cmd.OutOrStdout(), sw.Reference, rows); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -482,14 +527,14 @@ func loadWorkload(jobs []trace.Job, load float64) (cluster string, out []trace.J
 }
 
 // checkSuiteRow checks one policy's run against the reference's.
-func checkSuiteRow(wl suiteWorkload, policy, reference string, res, ref *sim.Result) (suiteRow, error) {
+func checkSuiteRow(wl suiteWorkloadInfo, policy, reference string, res, ref *sim.Result) (suiteRow, error) {
 	same, err := sim.CompareClasses(res, ref)
 	if err != nil {
-		return suiteRow{}, fmt.Errorf("%s load %g: %s against %s: %w", wl.name, wl.load, policy, reference, err)
+		return suiteRow{}, fmt.Errorf("%s load %g: %s against %s: %w", wl.Name, wl.Load, policy, reference, err)
 	}
 	s, rs := res.Summary, ref.Summary
 	row := suiteRow{
-		Workload: wl.name, Load: wl.load, Cluster: wl.cluster, SubmitScale: wl.compress, Jobs: len(wl.tr.Jobs), Policy: policy, ReferencePolicy: reference,
+		Workload: wl.Name, Load: wl.Load, Cluster: wl.Cluster, SubmitScale: wl.Compress, Jobs: wl.Jobs, Policy: policy, ReferencePolicy: reference,
 		AvgBSLD: s.AvgBSLD, RefAvgBSLD: rs.AvgBSLD, CompletionRate: s.BackfillCompletionRate, LostShare: s.LostShare,
 		Preemptions: s.Preemptions, NeverStarted: s.NeverStarted, RefNeverStarted: rs.NeverStarted, BackfillStarts: s.BackfillStarts,
 		HeadDelayP95: s.HeadDelay.P95, RefHeadDelayP95: rs.HeadDelay.P95, Utilization: s.Utilization, RefUtilization: rs.Utilization,

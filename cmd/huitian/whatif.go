@@ -35,6 +35,8 @@ type whatifFlags struct {
 	pair                                                                   string
 	ties                                                                   string
 	suite                                                                  suiteFlags
+	// shard is --shard (i/n, "" for the whole sweep), shardOut --shard-out.
+	shard, shardOut string
 }
 
 // policyRun is one policy to simulate.
@@ -108,7 +110,10 @@ of busy card-seconds). It exits with status 1 when a row fails.
 	fl.StringVar(&f.jobsDir, "jobs", "", "write one CSV per policy into this directory: id,submit,start,end,cards,kind,preemptions")
 	fl.StringVar(&f.reportDir, "report", "", "write report.md and its plots (SVG and PNG) into this directory, and say where")
 	addSuiteFlags(fl, &f.suite)
+	fl.StringVar(&f.shard, "shard", "", "i/n: make only part i (from 0) of n of the runs (workload × policy, numbered in order; run k is part k mod n's) and write them as a partial result for huitian whatif merge")
+	fl.StringVar(&f.shardOut, "shard-out", "", "--shard: write the partial result to this file (default: standard output)")
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
+	cmd.AddCommand(newWhatifMergeCmd())
 	return cmd
 }
 
@@ -167,8 +172,12 @@ func traceFormat(path, format string) (string, error) {
 }
 
 func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
+	shard, err := parseShardFlags(cmd, f)
+	if err != nil {
+		return exitWith(2, err)
+	}
 	if f.suite.on {
-		return runSuite(cmd, f)
+		return runSuite(cmd, f, shard)
 	}
 	// 1. Flags and inputs: every problem here exits with status 2.
 	if f.trace == "" {
@@ -187,6 +196,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	runs, err := parsePolicies(policies, f.depth)
 	if err != nil {
 		return exitWith(2, err)
+	}
+	if f.pair != "" && f.shard != "" {
+		return exitWith(2, errors.New("--pair: one run, nothing to shard"))
 	}
 	if f.pair != "" && len(runs) != 2 {
 		return exitWith(2, fmt.Errorf("--pair: %q: want two policies, LEAD,SHADOW", f.pair))
@@ -253,25 +265,35 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 		return runPaired(cmd, f, tr, runs, est, cycles, ties)
 	}
 
-	// 2. Every policy in parallel (sim.RunAll), each with its own planner
-	// and its own cluster.
-	bar := newBar(stderr, int64(len(tr.Jobs))*int64(len(runs)))
-	replays := make([]sim.Replay, len(runs))
-	for i, pr := range runs {
-		replays[i] = whatifReplay(tr, pr, f.cluster, sim.Config{
-			Options:     model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
+	// 2. Every policy in parallel (sim.Sweep), each with its own planner
+	// and its own cluster; with --shard, only the shard's policies.
+	wi := sim.WhatIf{
+		Jobs:       tr.Jobs,
+		NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(f.cluster, tr.MaxCards) },
+		Config: sim.Config{
 			Estimates:   est,
 			KeepOverrun: !f.killAtLimit,
 			Interval:    f.interval,
 			Cycles:      cycles,
 			Ties:        ties,
-			Series:      f.reportDir != "",
-		})
-		if bar != nil {
-			replays[i].Config.Progress = func(n int) { _ = bar.Add(n) }
+			// A shard records the series: the merge may be asked for a report.
+			Series: f.reportDir != "" || f.shard != "",
+		},
+	}
+	for _, pr := range runs {
+		wi.Policies = append(wi.Policies, simPolicy(pr))
+	}
+	inShard := 0
+	for i := range runs {
+		if shard.Has(i) {
+			inShard++
 		}
 	}
-	results, err := sim.RunAll(cmd.Context(), replays, 0)
+	bar := newBar(stderr, int64(len(tr.Jobs))*int64(inShard))
+	if bar != nil {
+		wi.Config.Progress = func(n int) { _ = bar.Add(n) }
+	}
+	swept, err := sim.Sweep(cmd.Context(), []sim.WhatIf{wi}, sim.SweepOptions{Shard: shard})
 	if bar != nil {
 		_ = bar.Finish()
 		fmt.Fprintln(stderr)
@@ -279,43 +301,90 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	if err != nil {
 		return err
 	}
+	results := swept[0]
 	for i, pr := range runs {
-		fmt.Fprintf(stderr, "%s: %d cycles in %.2f s\n", pr.name, results[i].Summary.Cycles, results[i].Wall.Seconds())
+		if results[i] != nil {
+			fmt.Fprintf(stderr, "%s: %d cycles in %.2f s\n", pr.name, results[i].Summary.Cycles, results[i].Wall.Seconds())
+		}
+	}
+	if !slices.ContainsFunc(runs, func(pr policyRun) bool { return pr.name == f.reference }) && cmd.Flags().Changed("reference") {
+		fmt.Fprintf(stderr, "--reference %s is not among the policies run: main_wait_delta_s and vs_reference are null\n", f.reference)
+	}
+	sw := &whatifSweep{
+		Out: whatifOutput{
+			Trace: traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
+				MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes},
+			Cluster: clusterInfo{Spec: f.cluster, Nodes: len(lay.Nodes), Cards: len(lay.Cards)},
+			Cycles:  cycles.String(), Reference: f.reference,
+		},
+		Estimates: est.String(), KillAtLimit: f.killAtLimit, IntervalSeconds: int64(f.interval / time.Second),
+	}
+	for _, pr := range runs {
+		sw.Policies = append(sw.Policies, pr.name)
+	}
+	if f.shard != "" {
+		return writeShard(cmd, f.shardOut, shard, shardKindWhatif, sw, [][]*sim.Result{results})
 	}
 
 	// 3. Compare and write.
-	deltas := mainWaitDeltas(runs, results, f.reference)
-	same, err := sameJobs(runs, results, f.reference)
+	return writeWhatif(cmd, whatifOutputs{asJSON: f.asJSON, jobsDir: f.jobsDir, reportDir: f.reportDir}, sw, results)
+}
+
+// whatifSweep is what the output of a whatif run says besides its
+// results: the same for every shard of a sweep, and what the merge writes
+// the output from.
+type whatifSweep struct {
+	// Out is the JSON output without its results.
+	Out             whatifOutput `json:"output"`
+	Estimates       string       `json:"estimates"`
+	KillAtLimit     bool         `json:"kill_at_limit"`
+	IntervalSeconds int64        `json:"interval_s"`
+	Policies        []string     `json:"policies"`
+}
+
+// whatifOutputs are the flags that say what a run writes.
+type whatifOutputs struct {
+	asJSON             bool
+	jobsDir, reportDir string
+}
+
+// writeWhatif compares the results (one per policy) with the reference's
+// and writes the table, or the JSON, and the job CSVs and the report when
+// asked: from a single run and from the merge of its shards alike.
+func writeWhatif(cmd *cobra.Command, o whatifOutputs, sw *whatifSweep, results []*sim.Result) error {
+	est, err := sim.ParseEstimates(sw.Estimates)
 	if err != nil {
 		return err
 	}
-	if same[0] == nil && cmd.Flags().Changed("reference") {
-		fmt.Fprintf(stderr, "--reference %s is not among the policies run: main_wait_delta_s and vs_reference are null\n", f.reference)
+	ref := slices.Index(sw.Policies, sw.Out.Reference)
+	wi := sim.WhatIf{}
+	for _, name := range sw.Policies {
+		wi.Policies = append(wi.Policies, sim.Policy{Name: name})
 	}
-	out := whatifOutput{
-		Trace: traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
-			MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes},
-		Cluster: clusterInfo{Spec: f.cluster, Nodes: len(lay.Nodes), Cards: len(lay.Cards)},
-		Cycles:  cycles.String(), Reference: f.reference,
+	cmp, err := wi.Compare(results, ref)
+	if err != nil {
+		return err
 	}
-	for i, pr := range runs {
-		out.Results = append(out.Results, toRow(pr.name, est, results[i].Summary, deltas[i], same[i]))
+	out := sw.Out
+	out.Results = nil
+	for i, name := range sw.Policies {
+		out.Results = append(out.Results, toRow(name, est, results[i].Summary, cmp.MainWaitDelta[i], cmp.Same[i]))
 	}
-	if f.jobsDir != "" {
-		if err := writeJobCSVs(f.jobsDir, runs, est, results); err != nil {
+	if o.jobsDir != "" {
+		if err := writeJobCSVs(o.jobsDir, sw.Policies, est, results); err != nil {
 			return err
 		}
 	}
-	rr := make([]report.Run, len(runs))
-	for i, pr := range runs {
-		rr[i] = report.Run{Label: runFile(pr, est), Result: results[i], MainWaitDelta: deltas[i], SameJobs: same[i]}
+	rr := make([]report.Run, len(results))
+	for i, name := range sw.Policies {
+		rr[i] = report.Run{Label: runFile(name, est), Result: results[i], MainWaitDelta: cmp.MainWaitDelta[i], SameJobs: cmp.Same[i]}
 	}
-	if f.reportDir != "" {
-		if err := writeReport(stderr, f, format, est, cycles, tr, lay, rr); err != nil {
+	if o.reportDir != "" {
+		if err := writeReport(cmd.ErrOrStderr(), o.reportDir, sw, est, rr); err != nil {
 			return err
 		}
 	}
-	if f.asJSON {
+	if o.asJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
@@ -324,34 +393,13 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 	return report.WriteTables(cmd.OutOrStdout(), out.Reference, rr)
 }
 
-// whatifReplay is one policy's replay of tr on a fresh cluster of spec.
-func whatifReplay(tr *trace.Trace, pr policyRun, spec string, cfg sim.Config) sim.Replay {
-	return sim.Replay{
+// simPolicy is a policy's planner and options for sim.WhatIf.
+func simPolicy(pr policyRun) sim.Policy {
+	return sim.Policy{
 		Name:       pr.name,
-		Jobs:       tr.Jobs,
 		NewPlanner: func() (sim.Planner, error) { return solver.New(pr.policy, pr.depth) },
-		NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(spec, tr.MaxCards) },
-		Config:     cfg,
+		Options:    model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
 	}
-}
-
-// sameJobs compares every run with the reference run, size class by size
-// class on the same jobs; every entry is nil when the reference is not in
-// the run.
-func sameJobs(runs []policyRun, results []*sim.Result, reference string) ([][]sim.SameJobs, error) {
-	out := make([][]sim.SameJobs, len(runs))
-	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == reference })
-	if ref < 0 {
-		return out, nil
-	}
-	for i := range runs {
-		c, err := sim.CompareClasses(results[i], results[ref])
-		if err != nil {
-			return nil, fmt.Errorf("%s against %s: %w", runs[i].name, reference, err)
-		}
-		out[i] = c
-	}
-	return out, nil
 }
 
 // newBar returns a progress bar on w when w is a terminal, else nil.
@@ -368,24 +416,6 @@ func newBar(w io.Writer, total int64) *progressbar.ProgressBar {
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
-}
-
-// mainWaitDeltas compares each run's main-job wait with the reference
-// policy's; nil when the reference is not in the run.
-func mainWaitDeltas(runs []policyRun, results []*sim.Result, reference string) []*float64 {
-	deltas := make([]*float64, len(runs))
-	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == reference })
-	if ref < 0 || results[ref].Summary.MainAvgWait == nil {
-		return deltas
-	}
-	base := *results[ref].Summary.MainAvgWait
-	for i, r := range results {
-		if w := r.Summary.MainAvgWait; w != nil {
-			d := *w - base
-			deltas[i] = &d
-		}
-	}
-	return deltas
 }
 
 type whatifOutput struct {
@@ -489,8 +519,7 @@ func pct(p *float64) string {
 	return fmt.Sprintf("%.2f%%", 100**p)
 }
 
-func runFile(pr policyRun, est sim.Estimates) string {
-	name := pr.name
+func runFile(name string, est sim.Estimates) string {
 	if est == sim.EstimatesExact {
 		name += "-exact"
 	}
@@ -499,12 +528,12 @@ func runFile(pr policyRun, est sim.Estimates) string {
 
 // writeJobCSVs writes DIR/<policy>.csv: a row per job, times in trace
 // seconds, start and end empty for a job that never ran.
-func writeJobCSVs(dir string, runs []policyRun, est sim.Estimates, results []*sim.Result) error {
+func writeJobCSVs(dir string, names []string, est sim.Estimates, results []*sim.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--jobs: %w", err)
 	}
-	for i, pr := range runs {
-		path := filepath.Join(dir, runFile(pr, est)+".csv")
+	for i, name := range names {
+		path := filepath.Join(dir, runFile(name, est)+".csv")
 		if err := writeJobCSV(path, results[i].Jobs); err != nil {
 			return fmt.Errorf("--jobs: %w", err)
 		}
@@ -547,19 +576,19 @@ func writeJobCSV(path string, jobs []sim.JobResult) (err error) {
 }
 
 // writeReport writes the report (report.md, its plots as SVG and PNG)
-// and says on w where it wrote them.
-func writeReport(w io.Writer, f *whatifFlags, format string, est sim.Estimates, cycles sim.Cycles, tr *trace.Trace, lay *model.Layout,
-	rr []report.Run) error {
+// into dir and says on w where it wrote them.
+func writeReport(w io.Writer, dir string, sw *whatifSweep, est sim.Estimates, rr []report.Run) error {
+	tr, interval := sw.Out.Trace, time.Duration(sw.IntervalSeconds)*time.Second
 	about := []string{
-		fmt.Sprintf("trace `%s` (%s%s): %d jobs of %d records; dropped: %s", f.trace, format, filterNote(f.filter), len(tr.Jobs), tr.Records, trace.DroppedSummary(tr.Dropped)),
-		fmt.Sprintf("cluster `%s`: %d nodes, %d cards", f.cluster, len(lay.Nodes), len(lay.Cards)),
-		fmt.Sprintf("estimates: %s; jobs past their limit: %s; cycles: %s%s", est, map[bool]string{true: "killed", false: "kept running"}[f.killAtLimit], cycles, intervalNote(f.interval)),
-		fmt.Sprintf("reference policy (main-wait Δ, same-job ratios): %s", f.reference),
+		fmt.Sprintf("trace `%s` (%s%s): %d jobs of %d records; dropped: %s", tr.Path, tr.Format, filterNote(tr.Filter), tr.Jobs, tr.Records, trace.DroppedSummary(tr.Dropped)),
+		fmt.Sprintf("cluster `%s`: %d nodes, %d cards", sw.Out.Cluster.Spec, sw.Out.Cluster.Nodes, sw.Out.Cluster.Cards),
+		fmt.Sprintf("estimates: %s; jobs past their limit: %s; cycles: %s%s", est, map[bool]string{true: "killed", false: "kept running"}[sw.KillAtLimit], sw.Out.Cycles, intervalNote(interval)),
+		fmt.Sprintf("reference policy (main-wait Δ, same-job ratios): %s", sw.Out.Reference),
 	}
 	for _, n := range tr.Notes {
 		about = append(about, "trace note: "+n)
 	}
-	paths, err := report.Write(f.reportDir, "What-if: "+filepath.Base(f.trace), about, rr)
+	paths, err := report.Write(dir, "What-if: "+filepath.Base(tr.Path), about, rr)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
