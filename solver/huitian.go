@@ -104,6 +104,9 @@ type Huitian struct {
 	// cards remembers the running jobs' card numbers from cycle to cycle
 	// (the same numbers a lookup gives: baseline.CardIDs).
 	cards baseline.CardIDs
+	// prof is the last cycle's profile, reset and reused while the layout
+	// is the same (a new one costs an allocation per card).
+	prof *profile.Profile
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -155,6 +158,7 @@ type cycle struct {
 	waiting   string
 	grace     int64
 	byID      map[string]int
+	order     []int              // the queue in queue order (queueOrder)
 	posOf     map[*model.Job]int // queue position of each queued job
 	pendPos   []int              // queue position of each pending entry
 	cardScale float64            // mean cards of this cycle's LP candidates (value's unit)
@@ -222,8 +226,9 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	if c.grace == 0 {
 		c.grace = baseline.Seconds(model.DefaultOverrunGrace)
 	}
+	c.order = h.queueOrder(s.Queued)
 	c.posOf = make(map[*model.Job]int, len(s.Queued))
-	for n, k := range h.queueOrder(s.Queued) {
+	for n, k := range c.order {
 		c.posOf[&s.Queued[k]] = n
 	}
 	// 1. The guarantee: EASY's decision on the time limits, and whether
@@ -308,7 +313,12 @@ func (h *Huitian) queueOrder(q []model.Job) []int {
 // it must have.
 func (c *cycle) load(yield map[int]preempt.Release) error {
 	s := c.s
-	c.prof = profile.New(c.lay)
+	if c.h.prof != nil && c.h.prof.Layout() == c.lay {
+		c.h.prof.Reset()
+	} else {
+		c.h.prof = profile.New(c.lay)
+	}
+	c.prof = c.h.prof
 	c.holder = make([]holder, len(c.lay.Cards))
 	c.runDist = make([]estimate.Dist, len(s.Running))
 	c.runRem = make([]estimate.Dist, len(s.Running))

@@ -396,7 +396,7 @@ func (c *cycle) candidates(started map[string]bool) []int {
 		reserved[r.job.ID] = true
 	}
 	out := make([]int, 0, len(c.s.Queued)-len(started))
-	for _, idx := range c.h.queueOrder(c.s.Queued) {
+	for _, idx := range c.order {
 		id := c.s.Queued[idx].ID
 		if !started[id] && !reserved[id] {
 			out = append(out, idx)
