@@ -52,6 +52,9 @@ type Config struct {
 	MaxConnections int
 	// MaxStreams caps one HTTP/2 connection's concurrent streams.
 	MaxStreams int
+	// Retention says what the store keeps of each cluster's history, and
+	// when it is compacted at start (retain.go).
+	Retention Retention
 }
 
 // Defaults returns the documented defaults.
@@ -74,6 +77,7 @@ func Defaults() Config {
 		MaxConnections:      1024,
 		MaxStreams:          100,
 		MaxClusterLabels:    64,
+		Retention:           DefaultRetention(),
 	}
 }
 
@@ -116,6 +120,9 @@ func (c Config) Validate() error {
 	}
 	if c.HeaderTimeout <= 0 || c.BodyTimeout <= 0 || c.IdleTimeout <= 0 {
 		bad("header, body and idle timeouts: must be positive, got %s, %s, %s", c.HeaderTimeout, c.BodyTimeout, c.IdleTimeout)
+	}
+	if err := c.Retention.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxConnections <= 0 {
 		bad("max connections: must be positive, got %d", c.MaxConnections)

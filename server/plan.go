@@ -158,6 +158,7 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 			"cluster", logID(c.id), "policy", key.policy.String(), "request_id", requestID(ctx), "error", err.Error())
 	} else {
 		s.storeOK()
+		s.trimLocked(c, snap.Now)
 	}
 	if recorded && isLearner {
 		if err := s.decide(c, key, learner, snap, d); err != nil {

@@ -90,7 +90,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("insight cache: %w", err)
 	}
 	s.cache = cache
-	st, err := openBolt(cfg.DataDir)
+	st, err := openBolt(cfg.DataDir, cfg.Retention)
 	if err != nil {
 		cache.Close()
 		return nil, err

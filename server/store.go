@@ -18,9 +18,11 @@ import (
 )
 
 // store is what the service keeps on disk: per cluster, an append-only
-// event log deduplicated by event key, each job's latest reported state,
-// and the last plan's per-job insight. Every write is durable (fsync'd)
-// when it returns.
+// log of what the planners learn from (events and decisions), dedup keys
+// of the events, each job's latest reported state, the last plan's
+// per-job insight, and the newest whole plan records. Every write is
+// durable (fsync'd) when it returns. What is kept, and for how long, is
+// the Retention (retain.go): Trim drops the history nothing needs.
 type store interface {
 	// Append stores the events not stored before, in order, and says which
 	// ones were new.
@@ -37,6 +39,11 @@ type store interface {
 	PutPlan(cluster string, rec, decided []byte) error
 	// Plans returns every cluster's last-plan record.
 	Plans() (map[string][]byte, error)
+	// Trim drops the cluster's history that the retention policy lets go
+	// as of now (the cluster's time). keepLearning keeps the log's events
+	// whatever their age: a Learner has planned the cluster, and rebuilds
+	// from them after a restart.
+	Trim(cluster string, now time.Time, keepLearning bool) (trimmed, error)
 	Close() error
 }
 
@@ -98,13 +105,22 @@ const (
 )
 
 var (
-	keyEvents  = []byte("events")
-	bucketLog  = []byte("log")
-	bucketKeys = []byte("keys")
-	bucketJobs = []byte("jobs")
-	bucketMeta = []byte("meta")
-	keyPlan    = []byte("plan")
+	keyEvents   = []byte("events")
+	bucketLog   = []byte("log")
+	bucketKeys  = []byte("keys")
+	bucketJobs  = []byte("jobs")
+	bucketMeta  = []byte("meta")
+	bucketPlans = []byte("plans") // whole decision records, the newest Retention.Plans
+	bucketEnded = []byte("ended") // finished jobs by end time (8 bytes, Unix ns) and id
+	keyPlan     = []byte("plan")
+	keyLearner  = []byte("learner") // present: a Learner's decision is in the log
+	keyScanned  = []byte("scanned") // present: the log was searched for a Learner's decision
 )
+
+// appendFill is the fill of buckets whose keys only grow (the log, the
+// plan records, the ended index): bbolt's default of one half leaves
+// every page of an append-only bucket half empty.
+const appendFill = 0.95
 
 const clusterPrefix = "cluster/"
 
@@ -112,18 +128,19 @@ const clusterPrefix = "cluster/"
 // reader never blocks on a writer; concurrent writes are coalesced by
 // DB.Batch into one transaction (one fsync).
 type boltStore struct {
-	db *bolt.DB
+	db  *bolt.DB
+	ret Retention
 }
 
 // ErrStoreLocked says another process has the store open.
 var ErrStoreLocked = errors.New("server: store is in use by another process")
 
-func openBolt(dir string) (*boltStore, error) {
+func openBolt(dir string, ret Retention) (*boltStore, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	path := filepath.Join(dir, "huitian.db")
-	db, err := openStoreFile(path, &bolt.Options{Timeout: 2 * time.Second})
+	db, err := openCompacted(path, ret.CompactFree)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %s", ErrStoreLocked, path)
@@ -133,12 +150,8 @@ func openBolt(dir string) (*boltStore, error) {
 		}
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	if err := checkStore(db, path, true); err != nil {
-		db.Close()
-		return nil, err
-	}
 	db.MaxBatchDelay = time.Millisecond
-	return &boltStore{db: db}, nil
+	return &boltStore{db: db, ret: ret}, nil
 }
 
 func clusterBucket(cluster string) []byte { return []byte(clusterPrefix + cluster) }
@@ -156,6 +169,12 @@ func (s *boltStore) Append(cluster string, evs []storedEvent) ([]bool, error) {
 		if err != nil {
 			return err
 		}
+		lg.FillPercent = appendFill
+		ended, err := c.CreateBucketIfNotExists(bucketEnded)
+		if err != nil {
+			return err
+		}
+		ended.FillPercent = appendFill
 		keys, err := c.CreateBucketIfNotExists(bucketKeys)
 		if err != nil {
 			return err
@@ -169,9 +188,14 @@ func (s *boltStore) Append(cluster string, evs []storedEvent) ([]bool, error) {
 			if keys.Get([]byte(e.key)) != nil {
 				continue
 			}
-			k, err := appendLog(lg, tagEvent, e.raw)
-			if err != nil {
-				return err
+			// A progress report teaches no planner (Learners read
+			// starts, ends and preemptions): its key and the job's state
+			// keep it, the log does not.
+			k := []byte{'p'}
+			if e.ev.Kind != model.EventProgress {
+				if k, err = appendLog(lg, tagEvent, e.raw); err != nil {
+					return err
+				}
 			}
 			if err := keys.Put([]byte(e.key), k); err != nil {
 				return err
@@ -182,7 +206,13 @@ func (s *boltStore) Append(cluster string, evs []storedEvent) ([]bool, error) {
 					return fmt.Errorf("job %q: %w", e.ev.JobID, err)
 				}
 			}
+			was := rec
 			rec.apply(e.ev)
+			if rec.Kind == model.EventFinished && (was.Kind != rec.Kind || !was.Time.Equal(rec.Time)) {
+				if err := ended.Put(endedKey(rec.Time, e.ev.JobID), nil); err != nil {
+					return err
+				}
+			}
 			b, err := json.Marshal(&rec)
 			if err != nil {
 				return err
@@ -293,11 +323,7 @@ func (s *boltStore) PutPlan(cluster string, rec, decided []byte) error {
 			return err
 		}
 		if decided != nil {
-			lg, err := c.CreateBucketIfNotExists(bucketLog)
-			if err != nil {
-				return err
-			}
-			if _, err := appendLog(lg, tagDecided, decided); err != nil {
+			if err := s.putDecided(c, m, decided); err != nil {
 				return err
 			}
 		}

@@ -163,15 +163,19 @@ func checkStore(db *bolt.DB, path string, write bool) (err error) {
 	}
 	var format []byte
 	var buckets int
+	moved := false
 	if err := db.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketFormat); b != nil {
 			format = append([]byte(nil), b.Get(keyFormat)...)
+			moved = b.Get(keyMoved) != nil
 		}
 		return tx.ForEach(func([]byte, *bolt.Bucket) error { buckets++; return nil })
 	}); err != nil {
 		return damaged(path, "reading its format record: %v", err)
 	}
 	switch {
+	case moved:
+		return errMoved
 	case string(format) == storeFormat:
 		return nil
 	case format != nil:

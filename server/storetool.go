@@ -216,7 +216,7 @@ func RecoverStore(dataDir, toDir string) (*StoreReport, error) {
 	if _, err := os.Stat(StorePath(toDir)); err == nil {
 		return nil, fmt.Errorf("%s already exists: recover into a new folder", StorePath(toDir))
 	}
-	dst, err := openBolt(toDir)
+	dst, err := openBolt(toDir, Retention{})
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ func newStoreCmd() *cobra.Command {
 	var dataDir string
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Check, dump or recover the service's store (huitian serve --data)",
+		Short: "Check, dump, recover or compact the service's store (huitian serve --data)",
 		Long: `store inspects the store that huitian serve keeps under --data
 (huitian.db). Run it while no server uses the store.
 
@@ -23,6 +23,11 @@ func newStoreCmd() *cobra.Command {
   dump     every readable log entry, one JSON object a line.
   recover  copy every readable event and decision into a new store
            under --to; then start huitian serve with --data on it.
+  compact  rewrite the store into a new file without its free pages and
+           rename it over the old one (bbolt reuses freed pages but never
+           shrinks its file). A crash before the rename leaves the old
+           file as it was. huitian serve also compacts at start when free
+           pages are --compact-free of the file or more.
 
 huitian serve refuses to start on a damaged store and names these steps.`,
 	}
@@ -81,6 +86,19 @@ huitian serve refuses to start on a damaged store and names these steps.`,
 		},
 	}
 	recoverCmd.Flags().StringVar(&to, "to", "", "folder for the new store (must not hold one)")
-	cmd.AddCommand(check, dump, recoverCmd)
+	compact := &cobra.Command{
+		Use:   "compact",
+		Short: "Rewrite the store into a new file without free pages (crash-safe: the old file stays until the rename)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			before, after, err := server.CompactStore(dataDir)
+			if err != nil {
+				return exitWith(2, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "compacted %s: %d -> %d bytes\n", server.StorePath(dataDir), before, after)
+			return nil
+		},
+	}
+	cmd.AddCommand(check, dump, recoverCmd, compact)
 	return cmd
 }
