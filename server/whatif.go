@@ -17,11 +17,9 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/timestamppb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/huitian/huitian/internal/wire"
+	"github.com/huitian/huitian/internal/wire/whatif"
 	"github.com/huitian/huitian/model"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/proto/huitian/v1/huitianv1connect"
@@ -34,16 +32,6 @@ import (
 // relative to. WhatIf reads nothing outside it: no absolute paths, no "..",
 // no symbolic links that lead out.
 const TracesDir = "traces"
-
-// traceFormats maps the contract's trace formats to sim/trace's names.
-var traceFormats = map[pb.TraceFormat]string{
-	pb.TraceFormat_TRACE_FORMAT_SWF:    "swf",
-	pb.TraceFormat_TRACE_FORMAT_PHILLY: "philly",
-	pb.TraceFormat_TRACE_FORMAT_OPENB:  "openb",
-	pb.TraceFormat_TRACE_FORMAT_HELIOS: "helios",
-	pb.TraceFormat_TRACE_FORMAT_ACME:   "acme",
-	pb.TraceFormat_TRACE_FORMAT_SYNTH:  "synth",
-}
 
 // traceReaders are the readers trace.Open uses for each file format.
 var traceReaders = map[string]func(io.Reader, trace.Options) (*trace.Trace, error){
@@ -86,7 +74,7 @@ type whatIfRun struct {
 
 // WhatIf replays a trace on a cluster under each requested policy, the way
 // `huitian whatif` does (same trace readers and options, same cluster
-// specs, same planners, sim.RunAll with the same configuration), in
+// specs, same planners, sim.Sweep with the same configuration), in
 // parallel up to GOMAXPROCS, each policy with its own planner and its own
 // cluster. It streams progress while the replays run, then the comparison,
 // with each policy's size classes compared with the reference policy's
@@ -205,7 +193,7 @@ func (s *Server) readWhatIfTrace(req *pb.WhatIfRequest, w *whatIf) error {
 	invalid := func(field, format string, args ...any) error {
 		return invalidArgument("invalid what-if", []model.Problem{{Field: field, Message: fmt.Sprintf(format, args...)}})
 	}
-	format, ok := traceFormats[req.GetFormat()]
+	format, ok := whatif.TraceFormat(req.GetFormat())
 	if !ok {
 		return invalid("format", "unknown trace format %s", req.GetFormat())
 	}
@@ -469,7 +457,7 @@ func shapeCluster(sh *pb.ClusterShape) (*model.Cluster, error) {
 	return c, nil
 }
 
-// replayAll runs every policy's replay through sim.RunAll (at most
+// replayAll runs every policy's replay through sim.Sweep (at most
 // GOMAXPROCS at once) and forwards their progress to send. It returns the
 // results in request order, compared with the reference policy on the same
 // jobs, or the first error; either way only after every replay ended.
@@ -478,7 +466,16 @@ func (s *Server) replayAll(ctx context.Context, w *whatIf, send func(*pb.WhatIfR
 	defer cancel(nil)
 	progress := make(chan *pb.WhatIfProgress, 64)
 	recs := make([]*recorder, len(w.runs))
-	replays := make([]sim.Replay, len(w.runs))
+	wi := sim.WhatIf{
+		Jobs: w.tr.Jobs,
+		NewCluster: func() (*model.Cluster, error) {
+			c, err := w.newCluster()
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", errWhatIfCluster, err)
+			}
+			return c, nil
+		},
+	}
 	for i, run := range w.runs {
 		rec := newRecorder(run, int64(len(w.tr.Jobs)), func(p *pb.WhatIfProgress, last bool) {
 			if last {
@@ -494,27 +491,22 @@ func (s *Server) replayAll(ctx context.Context, w *whatIf, send func(*pb.WhatIfR
 			}
 		})
 		recs[i] = rec
-		replays[i] = sim.Replay{
+		wi.Policies = append(wi.Policies, sim.Policy{
 			Name:       run.policy.String(),
-			Jobs:       w.tr.Jobs,
 			NewPlanner: func() (sim.Planner, error) { return rec, nil },
-			NewCluster: func() (*model.Cluster, error) {
-				c, err := w.newCluster()
-				if err != nil {
-					return nil, fmt.Errorf("%w: %w", errWhatIfCluster, err)
-				}
-				return c, nil
-			},
-			Config: sim.Config{Options: run.opts},
-			Done:   func(*sim.Result) { rec.emit(true) },
-		}
+			Options:    run.opts,
+		})
 	}
 	var (
 		results []*sim.Result
 		runErr  error
 	)
 	go func() {
-		results, runErr = sim.RunAll(rctx, replays, 0)
+		var swept [][]*sim.Result
+		swept, runErr = sim.Sweep(rctx, []sim.WhatIf{wi}, sim.SweepOptions{Done: func(_, p int, _ *sim.Result) { recs[p].emit(true) }})
+		if runErr == nil {
+			results = swept[0]
+		}
 		close(progress)
 	}()
 	var sendErr error
@@ -541,7 +533,7 @@ func (s *Server) replayAll(ctx context.Context, w *whatIf, send func(*pb.WhatIfR
 	if runErr != nil {
 		return nil, 0, s.replayError(ctx, w, recs, runErr)
 	}
-	return whatIfResults(w, recs, results)
+	return whatIfResults(w, &wi, recs, results)
 }
 
 // replayError maps a failed replay to the contract's errors. A panic in
@@ -574,18 +566,15 @@ func (s *Server) replayError(ctx context.Context, w *whatIf, recs []*recorder, e
 // whatIfResults maps the runs' results to the contract, each compared per
 // size class with the reference policy's run on the same jobs when the
 // reference was replayed, and returns the reference (0 when it was not).
-func whatIfResults(w *whatIf, recs []*recorder, results []*sim.Result) ([]*pb.PolicyResult, pb.Policy, error) {
+func whatIfResults(w *whatIf, wi *sim.WhatIf, recs []*recorder, results []*sim.Result) ([]*pb.PolicyResult, pb.Policy, error) {
 	ref := slices.IndexFunc(w.runs, func(r whatIfRun) bool { return r.policy == w.reference })
+	cmp, err := wi.Compare(results, ref)
+	if err != nil {
+		return nil, 0, connect.NewError(connect.CodeInternal, fmt.Errorf("what-if: %w", err))
+	}
 	out := make([]*pb.PolicyResult, len(results))
 	for i, r := range results {
-		var same []sim.SameJobs
-		if ref >= 0 {
-			var err error
-			if same, err = sim.CompareClasses(r, results[ref]); err != nil {
-				return nil, 0, connect.NewError(connect.CodeInternal, fmt.Errorf("what-if: %s against %s: %w", w.runs[i].policy, w.reference, err))
-			}
-		}
-		out[i] = policyResult(w.runs[i].policy, r.Summary, same, recs[i])
+		out[i] = whatif.Result(w.runs[i].policy, r.Summary, cmp.Same[i], recs[i].counts())
 	}
 	if ref < 0 {
 		return out, 0, nil
@@ -678,109 +667,17 @@ func (r *recorder) Decided(s *model.Snapshot, d *model.Decision) {
 	}
 }
 
-func (r *recorder) emit(last bool) {
-	p := &pb.WhatIfProgress{Policy: r.run.policy, JobsDone: r.done, JobsTotal: r.total}
-	if !r.now.IsZero() {
-		p.SimulatedTime = timestamppb.New(r.now)
+// counts are the run's preemptions by action and its mean planning time.
+func (r *recorder) counts() whatif.Counts {
+	c := whatif.Counts{Suspensions: r.suspensions, Requeues: r.requeues}
+	if r.cycles > 0 {
+		c.MeanCycleTime = r.planTime / time.Duration(r.cycles)
 	}
+	return c
+}
+
+func (r *recorder) emit(last bool) {
+	p := whatif.Progress(r.run.policy, r.done, r.total, r.now)
 	r.sent, r.lastDone, r.lastSent = true, r.done, time.Now()
 	r.send(p, last)
-}
-
-// policyResult maps a run's summary to the contract: the same numbers
-// `huitian whatif --json` prints (seconds become durations), with the
-// size classes compared on the same jobs with the reference run (same is
-// nil without one), the preemptions split by action and the mean planning
-// time per cycle. The backfill measures a run does not have (no backfill
-// job, a planner without idle-capacity accounting: null in the JSON) are
-// absent, never 0.
-func policyResult(p pb.Policy, s sim.Summary, same []sim.SameJobs, rec *recorder) *pb.PolicyResult {
-	out := &pb.PolicyResult{
-		Policy:              p,
-		Jobs:                int64(s.Jobs),
-		Makespan:            seconds(float64(s.Makespan)),
-		MeanWait:            seconds(s.AvgWait),
-		P95Wait:             seconds(s.P95Wait),
-		MeanBoundedSlowdown: s.AvgBSLD,
-		Utilization:         s.Utilization,
-		BackfillStarts:      int64(s.BackfillStarts),
-		Suspensions:         rec.suspensions,
-		Requeues:            rec.requeues,
-		MeanCycleTime:       durationpb.New(0),
-		MedianWait:          seconds(s.MedianWait),
-		MeanFlow:            seconds(s.AvgFlow),
-		NeverStarted:        int64(s.NeverStarted),
-		RegularStarts:       int64(s.RegularStarts),
-		LostCardSeconds:     s.LostCardSeconds,
-		MainJobs:            int64(s.MainJobs),
-		Cycles:              int64(s.Cycles),
-		// Absent stays absent: a rate with nothing to measure is not 0.
-		BackfillCompletionRate: wrap(s.BackfillCompletionRate),
-		BackfillUtilization:    wrap(s.BackfillUtilization),
-		UtilizationWhileQueued: wrap(s.UtilizationQueued),
-		LostShare:              wrap(s.LostShare),
-		HeadDelay: &pb.HeadDelay{
-			Jobs: int64(s.HeadDelay.Jobs), Mean: seconds(s.HeadDelay.Mean),
-			P95: seconds(s.HeadDelay.P95), Max: seconds(s.HeadDelay.Max),
-		},
-	}
-	if v := s.MainAvgWait; v != nil {
-		out.MainMeanWait = seconds(*v)
-	}
-	for i, c := range s.Classes {
-		sc := &pb.SizeClassResult{
-			Class: c.Class, MinCards: int32(c.MinCards), MaxCards: int32(c.MaxCards), Jobs: int64(c.Jobs),
-			MeanWait: seconds(c.MeanWait), P95Wait: seconds(c.P95Wait), MeanBoundedSlowdown: c.MeanBSLD,
-			Preemptions: int64(c.Preemptions),
-		}
-		if i < len(same) {
-			sc.VsReference = sameJobsProto(same[i])
-		}
-		out.SizeClasses = append(out.SizeClasses, sc)
-	}
-	if rec.cycles > 0 {
-		out.MeanCycleTime = durationpb.New(rec.planTime / time.Duration(rec.cycles))
-	}
-	return out
-}
-
-func sameJobsProto(v sim.SameJobs) *pb.SameJobs {
-	return &pb.SameJobs{
-		Jobs: int64(v.Jobs), MeanWait: seconds(v.MeanWait), P95Wait: seconds(v.P95Wait), MeanBoundedSlowdown: v.MeanBSLD,
-		ReferenceMeanWait: seconds(v.RefMeanWait), ReferenceP95Wait: seconds(v.RefP95Wait), ReferenceMeanBoundedSlowdown: v.RefMeanBSLD,
-		MeanWaitRatio: wrap(v.MeanWaitRatio), P95WaitRatio: wrap(v.P95WaitRatio), BoundedSlowdownRatio: wrap(v.BSLDRatio),
-	}
-}
-
-func wrap(v *float64) *wrapperspb.DoubleValue {
-	if v == nil {
-		return nil
-	}
-	return wrapperspb.Double(*v)
-}
-
-// maxDurationSeconds is the largest google.protobuf.Duration.
-const maxDurationSeconds = 315_576_000_000
-
-// seconds converts seconds to a Duration, to the nanosecond.
-func seconds(f float64) *durationpb.Duration {
-	if math.IsNaN(f) {
-		return &durationpb.Duration{}
-	}
-	neg := f < 0
-	f = math.Abs(f)
-	if f >= maxDurationSeconds {
-		f = maxDurationSeconds
-	}
-	sec := math.Floor(f)
-	nanos := math.Round((f - sec) * 1e9)
-	if nanos >= 1e9 {
-		sec++
-		nanos -= 1e9
-	}
-	d := &durationpb.Duration{Seconds: int64(sec), Nanos: int32(nanos)}
-	if neg {
-		d.Seconds, d.Nanos = -d.Seconds, -d.Nanos
-	}
-	return d
 }
