@@ -18,6 +18,7 @@ type scratch struct {
 	islandCnt []int32
 	groupCap  []int32
 	inSet     []bool
+	evMark    []bool // per card: its events are being patched (events)
 
 	// placeSwitch's per-group capacity (+1 once seen), apart from the
 	// sweep's counters, which are live while it places.
@@ -38,6 +39,7 @@ func (s *scratch) init(lay *model.Layout, ngroups int) {
 	s.groupCap = make([]int32, ngroups)
 	s.switchCap = make([]int32, ngroups)
 	s.inSet = make([]bool, len(lay.Cards))
+	s.evMark = make([]bool, len(lay.Cards))
 }
 
 // place chooses cards for req among cands (sorted by card number; each

@@ -77,9 +77,13 @@ type Profile struct {
 	ix index
 
 	gen, baseGen int64 // state version, and the version base was built at
-	base         []baseEvent
-	gapsIn       []gap
-	gapsOut      []gap
+	// evValid says the event streams (base, gapsIn, gapsOut) were built and
+	// only the cards in evDirty changed since: events patches them.
+	evValid bool
+	evDirty []int32
+	base    []baseEvent
+	gapsIn  []gap
+	gapsOut []gap
 
 	usable  int              // usable cards, -1 until counted
 	fits    map[Request]bool // CanEverFit cache
@@ -129,6 +133,7 @@ func (p *Profile) Reset() {
 	}
 	p.freeDirty = true
 	p.gen++
+	p.evValid = false
 	p.ix.reset(p.lay)
 }
 
@@ -145,6 +150,7 @@ func (p *Profile) Hold(card int, until int64) {
 		p.rel[card] = until
 		p.freeDirty = true
 		p.gen++
+		p.noteChanged(card)
 	}
 }
 
@@ -242,7 +248,23 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 		}
 	}
 	p.gen++
+	for _, c := range cards {
+		p.noteChanged(c)
+	}
 	return nil
+}
+
+// noteChanged notes that a card's busy times changed, for events: past an
+// eighth of the cards a rebuild is cheaper than patching.
+func (p *Profile) noteChanged(c int) {
+	if !p.evValid {
+		return
+	}
+	if len(p.evDirty) >= len(p.rel)/8+16 {
+		p.evValid, p.evDirty = false, p.evDirty[:0]
+		return
+	}
+	p.evDirty = append(p.evDirty, int32(c))
 }
 
 // dropFree notes that a free card becomes busy: its entry in the free
