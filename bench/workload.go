@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/shape"
 	"github.com/huitian/huitian/solver"
 )
 
@@ -18,18 +19,11 @@ var Now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 // Cluster returns cards/8 nodes of 8 cards, one NVLink island each, under
 // leaf switches of 32 nodes, sealed.
 func Cluster(cards int) *model.Cluster {
-	n := (cards + 7) / 8
-	c := &model.Cluster{ID: fmt.Sprintf("bench-%d", cards)}
-	for s := 0; s*32 < n; s++ {
-		c.Domains = append(c.Domains, model.Domain{ID: fmt.Sprintf("sw%03d", s), Kind: model.DomainSwitch})
-	}
-	for i := range n {
-		nd := model.Node{Name: fmt.Sprintf("node%05d", i), Domains: []string{fmt.Sprintf("sw%03d", i/32)}}
-		for k := range 8 {
-			nd.Cards = append(nd.Cards, model.Card{Index: k, Model: "H100", MemBytes: 80 << 30, Island: "nvl0"})
-		}
-		c.Nodes = append(c.Nodes, nd)
-	}
+	c := shape.Uniform{
+		ID: fmt.Sprintf("bench-%d", cards), Nodes: (cards + 7) / 8, CardsPerNode: 8, NodesPerSwitch: 32,
+		NodeName: shape.Names{Prefix: "node", Digits: 5}, SwitchName: shape.Names{Prefix: "sw", Digits: 3},
+		Card: model.Card{Model: "H100", MemBytes: 80 << 30, Island: "nvl0"},
+	}.Cluster()
 	if err := c.Seal(); err != nil {
 		panic(err) // a generated cluster is valid by construction
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/huitian/huitian/internal/wire"
 	"github.com/huitian/huitian/internal/wire/whatif"
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/shape"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/proto/huitian/v1/huitianv1connect"
 	"github.com/huitian/huitian/sim"
@@ -432,25 +433,16 @@ func shapeCluster(sh *pb.ClusterShape) (*model.Cluster, error) {
 	if k <= 0 || k > n {
 		k = n
 	}
-	leaves := (n + k - 1) / k
-	c := &model.Cluster{ID: fmt.Sprintf("shape-%dx%d", n, per), Nodes: make([]model.Node, n)}
-	c.Domains = append(c.Domains, model.Domain{ID: "spine", Kind: model.DomainSwitch})
-	lw := len(strconv.Itoa(leaves - 1))
-	for l := range leaves {
-		c.Domains = append(c.Domains, model.Domain{ID: fmt.Sprintf("leaf%0*d", lw, l), Kind: model.DomainSwitch, Parent: "spine"})
-	}
 	island := ""
 	if per > 1 {
 		island = "nvswitch"
 	}
-	nw := len(strconv.Itoa(n - 1))
-	for i := range c.Nodes {
-		cards := make([]model.Card, per)
-		for j := range cards {
-			cards[j] = model.Card{Index: j, Model: sh.GetCardModel(), NUMA: -1, Island: island}
-		}
-		c.Nodes[i] = model.Node{Name: fmt.Sprintf("n%0*d", nw, i), Cards: cards, Domains: []string{c.Domains[1+i/k].ID}}
-	}
+	c := shape.Uniform{
+		ID: fmt.Sprintf("shape-%dx%d", n, per), Nodes: n, CardsPerNode: per,
+		NodesPerSwitch: k, Spine: "spine",
+		NodeName: shape.Names{Prefix: "n"}, SwitchName: shape.Names{Prefix: "leaf"},
+		Card: model.Card{Model: sh.GetCardModel(), NUMA: -1, Island: island},
+	}.Cluster()
 	if err := c.Seal(); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/huitian/huitian/internal/wire"
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/shape"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/sim/trace"
 )
@@ -121,26 +122,13 @@ func HGX(n int) (*model.Cluster, error) {
 	if n < 1 || n*hgxCardsPerNode > maxSpecCards {
 		return nil, fmt.Errorf("%w: hgx:%d: want 1 … %d nodes", ErrClusterSpec, n, maxSpecCards/hgxCardsPerNode)
 	}
-	c := &model.Cluster{ID: "hgx-" + strconv.Itoa(n), Nodes: make([]model.Node, n)}
-	leaves := (n + hgxLeafNodes - 1) / hgxLeafNodes
-	c.Domains = append(c.Domains, model.Domain{ID: "spine", Kind: model.DomainSwitch})
-	lw := width(leaves)
-	for l := range leaves {
-		c.Domains = append(c.Domains, model.Domain{ID: fmt.Sprintf("leaf%0*d", lw, l), Kind: model.DomainSwitch, Parent: "spine"})
-	}
-	w := width(n)
-	for i := range c.Nodes {
-		cards := make([]model.Card, hgxCardsPerNode)
-		for k := range cards {
-			cards[k] = model.Card{Index: k, Model: "H100", MemBytes: hgxCardMemBytes, NUMA: k / 4, Island: "nvswitch"}
-		}
-		c.Nodes[i] = model.Node{
-			Name:    fmt.Sprintf("hgx%0*d", w, i),
-			Cards:   cards,
-			Domains: []string{c.Domains[1+i/hgxLeafNodes].ID},
-		}
-	}
-	return c, nil
+	return shape.Uniform{
+		ID: "hgx-" + strconv.Itoa(n), Nodes: n, CardsPerNode: hgxCardsPerNode,
+		NodesPerSwitch: hgxLeafNodes, Spine: "spine",
+		NodeName: shape.Names{Prefix: "hgx"}, SwitchName: shape.Names{Prefix: "leaf"},
+		Card:         model.Card{Model: "H100", MemBytes: hgxCardMemBytes, Island: "nvswitch"},
+		CardsPerNUMA: 4,
+	}.Cluster(), nil
 }
 
 // openbCluster builds a cluster from a node list: one node per GPU node,

@@ -3,10 +3,10 @@
 package modeltest
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/shape"
 )
 
 // Epoch is the time builders use as their reference "now".
@@ -51,23 +51,12 @@ func HGX(n int) *model.Cluster {
 // Uniform returns a cluster of n nodes with perNode cards each, all in one
 // island per node, under leaf switches of nodesPerSwitch nodes (none when 0).
 func Uniform(n, perNode, nodesPerSwitch int) *model.Cluster {
-	c := &model.Cluster{ID: "test"}
-	if nodesPerSwitch > 0 {
-		for s := 0; s*nodesPerSwitch < n; s++ {
-			c.Domains = append(c.Domains, model.Domain{ID: fmt.Sprintf("sw%02d", s), Kind: model.DomainSwitch})
-		}
-	}
-	for i := range n {
-		nd := model.Node{Name: fmt.Sprintf("n%03d", i)}
-		if nodesPerSwitch > 0 {
-			nd.Domains = []string{fmt.Sprintf("sw%02d", i/nodesPerSwitch)}
-		}
-		for k := range perNode {
-			nd.Cards = append(nd.Cards, model.Card{Index: k, UUID: fmt.Sprintf("GPU-%03d-%d", i, k), Model: "H100", MemBytes: 80 << 30, Island: "nvl0"})
-		}
-		c.Nodes = append(c.Nodes, nd)
-	}
-	return c
+	return shape.Uniform{
+		ID: "test", Nodes: n, CardsPerNode: perNode, NodesPerSwitch: nodesPerSwitch,
+		NodeName: shape.Names{Prefix: "n", Digits: 3}, SwitchName: shape.Names{Prefix: "sw", Digits: 2},
+		Card: model.Card{Model: "H100", MemBytes: 80 << 30, Island: "nvl0"},
+		UUID: "GPU-%03d-%d",
+	}.Cluster()
 }
 
 // Running returns a running job on the given cards, started at start.

@@ -1,0 +1,85 @@
+package shape
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/huitian/huitian/model"
+)
+
+// Uniform describes a uniform cluster.
+type Uniform struct {
+	ID                  string
+	Nodes, CardsPerNode int
+	// NodesPerSwitch puts consecutive nodes under leaf switches of this
+	// many nodes (the last one may have fewer); 0: no switches.
+	NodesPerSwitch int
+	// Spine, when set, is the ID of a switch that every leaf switch hangs
+	// under (listed first).
+	Spine string
+	// NodeName names node i of Nodes; SwitchName leaf switch i.
+	NodeName, SwitchName Names
+	// Card is every card (its model, memory, island, NUMA node); Index is
+	// set per card.
+	Card model.Card
+	// CardsPerNUMA, when > 0, puts card k in NUMA node k / CardsPerNUMA
+	// instead of Card.NUMA.
+	CardsPerNUMA int
+	// UUID, when set, is the format of card k of node i's UUID, given
+	// (i, k): "GPU-%03d-%d".
+	UUID string
+}
+
+// Names names the i-th of count things: Prefix, then i in decimal padded
+// with zeros to Digits digits, or to the digits of count-1 when Digits is 0.
+type Names struct {
+	Prefix string
+	Digits int
+}
+
+func (n Names) name(i, count int) string {
+	d := n.Digits
+	if d == 0 {
+		d = len(strconv.Itoa(max(count-1, 0)))
+	}
+	return fmt.Sprintf("%s%0*d", n.Prefix, d, i)
+}
+
+// Cluster builds the cluster, not sealed.
+func (u Uniform) Cluster() *model.Cluster {
+	c := &model.Cluster{ID: u.ID}
+	if u.Nodes > 0 {
+		c.Nodes = make([]model.Node, u.Nodes)
+	}
+	var leaves []string
+	if k := u.NodesPerSwitch; k > 0 {
+		n := (u.Nodes + k - 1) / k
+		if u.Spine != "" {
+			c.Domains = append(c.Domains, model.Domain{ID: u.Spine, Kind: model.DomainSwitch})
+		}
+		for l := range n {
+			id := u.SwitchName.name(l, n)
+			c.Domains = append(c.Domains, model.Domain{ID: id, Kind: model.DomainSwitch, Parent: u.Spine})
+			leaves = append(leaves, id)
+		}
+	}
+	for i := range c.Nodes {
+		nd := model.Node{Name: u.NodeName.name(i, u.Nodes), Cards: make([]model.Card, u.CardsPerNode)}
+		if leaves != nil {
+			nd.Domains = []string{leaves[i/u.NodesPerSwitch]}
+		}
+		for k := range nd.Cards {
+			cd := u.Card
+			cd.Index = k
+			if u.CardsPerNUMA > 0 {
+				cd.NUMA = k / u.CardsPerNUMA
+			}
+			if u.UUID != "" {
+				cd.UUID = fmt.Sprintf(u.UUID, i, k)
+			}
+			nd.Cards[k] = cd
+		}
+		c.Nodes[i] = nd
+	}
+	return c
+}
