@@ -16,9 +16,9 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	e.cycles++
 	now := e.at(t)
 	e.snap.Now = now
-	e.snap.Running = e.running
-	e.snap.Queued = e.queued
-	e.snapLive = true
+	e.snap.Running = e.lists.running
+	e.snap.Queued = e.lists.queued
+	e.lists.snapLive = true
 	d, err := e.pl.Plan(ctx, &e.snap)
 	if err != nil {
 		return false, fmt.Errorf("sim: cycle %d at %s: plan: %w", e.cycles, now.UTC().Format(time.RFC3339), err)
@@ -26,9 +26,9 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	if d == nil {
 		return false, fmt.Errorf("sim: cycle %d at %s: plan returned no decision", e.cycles, now.UTC().Format(time.RFC3339))
 	}
-	e.account(t)
-	e.statIdle, e.statBf = d.Stats.IdleCards, d.Stats.BackfillCards
-	e.acc.accounted = e.acc.accounted || d.Stats.IdleCards > 0 || d.Stats.BackfillCards > 0
+	e.meter.account(t)
+	e.meter.statIdle, e.meter.statBf = d.Stats.IdleCards, d.Stats.BackfillCards
+	e.meter.acc.accounted = e.meter.acc.accounted || d.Stats.IdleCards > 0 || d.Stats.BackfillCards > 0
 	e.stamp++
 	// 1. Preemptions first: a requeue without notice frees its cards for
 	// the starts of the same decision.
@@ -47,7 +47,7 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 		cards[i] = ids
 	}
 	if len(d.Starts) > 0 {
-		for pos, ji := range e.qidx {
+		for pos, ji := range e.lists.qidx {
 			e.js[ji].qpos = int32(pos)
 		}
 	}
@@ -60,11 +60,11 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	if e.learner != nil {
 		e.learner.Decided(&e.snap, d)
 	}
-	if e.reporter != nil && e.series != nil {
-		e.series.status(t, e.reporter.PlannerStatus())
+	if e.reporter != nil && e.meter.series != nil {
+		e.meter.series.status(t, e.reporter.PlannerStatus())
 	}
-	e.snapLive = false
-	released = len(e.released) > 0
+	e.lists.snapLive = false
+	released = len(e.lists.released) > 0
 	e.compact()
 	return released, nil
 }
@@ -76,9 +76,9 @@ func (e *engine) refuse(jobID, format string, args ...any) error {
 // preempt executes one preemption: the job keeps working until the notice
 // runs out, then yields (see yield).
 func (e *engine) preempt(p *model.Preemption, t int64) error {
-	ji, ok := e.inRun[p.JobID]
+	ji, ok := e.lists.inRun[p.JobID]
 	if !ok {
-		if _, q := e.inQueue[p.JobID]; q {
+		if _, q := e.lists.inQueue[p.JobID]; q {
 			return e.refuse(p.JobID, "preempted, but it is queued, not running")
 		}
 		return e.refuse(p.JobID, "preempted, but no such job is running")
@@ -123,9 +123,9 @@ func (e *engine) preempt(p *model.Preemption, t int64) error {
 // checkStart checks one start against the cluster and the queue and
 // returns its cards' dense numbers.
 func (e *engine) checkStart(st *model.Start) ([]int32, error) {
-	ji, ok := e.inQueue[st.JobID]
+	ji, ok := e.lists.inQueue[st.JobID]
 	if !ok {
-		if rj, run := e.inRun[st.JobID]; run {
+		if rj, run := e.lists.inRun[st.JobID]; run {
 			if e.js[rj].mark == e.stamp {
 				return nil, e.refuse(st.JobID, "started, but it is running and preempted in this decision")
 			}
@@ -153,12 +153,12 @@ func (e *engine) checkStart(st *model.Start) ([]int32, error) {
 			return nil, e.refuse(st.JobID, "card %s does not exist", ref)
 		case !e.lay.Cards[id].Usable:
 			return nil, e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", ref)
-		case e.owner[id] >= 0:
-			return nil, e.refuse(st.JobID, "card %s is busy: job %q holds it", ref, e.trace[e.owner[id]].ID)
-		case e.taken[id] == e.stamp:
+		case e.cards.owner[id] >= 0:
+			return nil, e.refuse(st.JobID, "card %s is busy: job %q holds it", ref, e.trace[e.cards.owner[id]].ID)
+		case e.cards.taken[id] == e.stamp:
 			return nil, e.refuse(st.JobID, "card %s is also given to another start in this decision", ref)
 		}
-		e.taken[id] = e.stamp
+		e.cards.taken[id] = e.stamp
 		ids = append(ids, int32(id))
 	}
 	slices.Sort(ids)
@@ -216,7 +216,7 @@ func (e *engine) shape(spec *model.Job, ids []int32) string {
 
 // start executes a checked start.
 func (e *engine) start(st *model.Start, ids []int32, t int64) {
-	ji := e.inQueue[st.JobID]
+	ji := e.lists.inQueue[st.JobID]
 	j := &e.js[ji]
 	j.state = stRunning
 	j.segStart = t
@@ -224,12 +224,9 @@ func (e *engine) start(st *model.Start, ids []int32, t int64) {
 	j.kind = st.Kind
 	end, _ := e.segment(j, t)
 	e.heap.push(event{t: end, job: ji, gen: j.gen, kind: evEnd})
-	for _, c := range ids {
-		e.owner[c] = ji
-	}
-	e.busy += len(ids)
+	e.cards.take(ids, ji)
 	if j.restore > 0 {
-		e.acc.lostCardSeconds += float64(len(ids)) * float64(j.restore)
+		e.meter.acc.lostCardSeconds += float64(len(ids)) * float64(j.restore)
 	}
 	res := &e.res[ji]
 	if res.Start < 0 {
@@ -241,20 +238,20 @@ func (e *engine) start(st *model.Start, ids []int32, t int64) {
 	}
 	if st.Kind == model.Backfill {
 		res.Backfilled = true
-		e.acc.backfillStarts++
+		e.meter.acc.backfillStarts++
 	} else {
-		e.acc.regularStarts++
+		e.meter.acc.regularStarts++
 	}
-	spec := e.queued[j.qpos]
-	if spec.Cards <= e.usable {
-		e.queuedFit--
+	spec := e.lists.queued[j.qpos]
+	if spec.Cards <= e.cards.usable {
+		e.meter.queuedFit--
 	}
-	e.startedRun = append(e.startedRun, model.Running{
+	e.lists.startedRun = append(e.lists.startedRun, model.Running{
 		Job: spec, Cards: slices.Clone(st.Cards), Start: e.snap.Now, Kind: st.Kind,
 	})
-	e.startedIdx = append(e.startedIdx, ji)
-	delete(e.inQueue, st.JobID)
-	e.inRun[st.JobID] = ji
+	e.lists.startedIdx = append(e.lists.startedIdx, ji)
+	delete(e.lists.inQueue, st.JobID)
+	e.lists.inRun[st.JobID] = ji
 	if e.learner != nil {
 		e.learner.Observe(model.Event{
 			Kind: model.EventStarted, JobID: spec.ID, Time: e.snap.Now, Job: &spec, Alloc: st.Kind,
@@ -269,7 +266,7 @@ func (e *engine) head(d *model.Decision) {
 		return
 	}
 	r := &d.Reservations[0]
-	ji, ok := e.inQueue[r.JobID]
+	ji, ok := e.lists.inQueue[r.JobID]
 	if !ok || e.res[ji].Headed {
 		return
 	}
@@ -280,26 +277,26 @@ func (e *engine) head(d *model.Decision) {
 
 // compact applies the cycle's changes to the queued and running slices.
 func (e *engine) compact() {
-	if len(e.startedIdx) > 0 {
+	if len(e.lists.startedIdx) > 0 {
 		w := 0
-		for r, ji := range e.qidx {
+		for r, ji := range e.lists.qidx {
 			if e.js[ji].state == stQueued {
-				e.queued[w] = e.queued[r]
-				e.qidx[w] = ji
+				e.lists.queued[w] = e.lists.queued[r]
+				e.lists.qidx[w] = ji
 				w++
 			}
 		}
-		clear(e.queued[w:])
-		e.queued = e.queued[:w]
-		e.qidx = e.qidx[:w]
-		e.running = append(e.running, e.startedRun...)
-		e.ridx = append(e.ridx, e.startedIdx...)
-		clear(e.startedRun)
-		e.startedRun = e.startedRun[:0]
-		e.startedIdx = e.startedIdx[:0]
+		clear(e.lists.queued[w:])
+		e.lists.queued = e.lists.queued[:w]
+		e.lists.qidx = e.lists.qidx[:w]
+		e.lists.running = append(e.lists.running, e.lists.startedRun...)
+		e.lists.ridx = append(e.lists.ridx, e.lists.startedIdx...)
+		clear(e.lists.startedRun)
+		e.lists.startedRun = e.lists.startedRun[:0]
+		e.lists.startedIdx = e.lists.startedIdx[:0]
 	}
-	for _, ji := range e.released {
-		e.dropRunning(ji, e.runPos(ji))
+	for _, ji := range e.lists.released {
+		e.dropRunning(ji, e.lists.runPos(ji))
 	}
-	e.released = e.released[:0]
+	e.lists.released = e.lists.released[:0]
 }

@@ -213,9 +213,10 @@ type job struct {
 	ckpt     int64               // checkpoint cost, seconds
 }
 
-// engine is one run's state. Its queued and running slices are also the
-// snapshot's: they change only between the planner's call and the next
-// cycle, never while the planner or a Learner looks at them.
+// engine is one run's state: the trace and the jobs' states, the planner,
+// the event heap and the snapshot, and the three parts it keeps up to date
+// as jobs start and end: who holds each card (cards), the queue and the
+// running jobs (lists), and what the run measures over time (meter).
 type engine struct {
 	cfg     Config
 	trace   []trace.Job
@@ -230,6 +231,61 @@ type engine struct {
 	js  []job
 	res []JobResult
 
+	cards cardOwners
+	lists jobLists
+	meter accounting
+
+	stamp uint32 // the current decision's stamp (job.mark, cardOwners.taken)
+	heap  eventHeap
+	next  int // next trace job to arrive
+	// secFirst is the first trace job submitted in the second of the last
+	// arrival (for TiesArrival).
+	secFirst int32
+	snap     model.Snapshot
+	cycles   int
+	endBuf   []perEventEnd
+}
+
+// cardOwners is who holds each card (by the layout's dense card number).
+type cardOwners struct {
+	owner  []int32  // per card: the job holding it, -1 when free
+	taken  []uint32 // per card: decision stamp of a start that took it
+	busy   int      // cards held
+	usable int      // cards that can be held
+}
+
+func newCardOwners(lay *model.Layout) cardOwners {
+	c := cardOwners{owner: make([]int32, len(lay.Cards)), taken: make([]uint32, len(lay.Cards))}
+	for i := range c.owner {
+		c.owner[i] = -1
+		if lay.Cards[i].Usable {
+			c.usable++
+		}
+	}
+	return c
+}
+
+// take gives cards to job ji.
+func (c *cardOwners) take(ids []int32, ji int32) {
+	for _, id := range ids {
+		c.owner[id] = ji
+	}
+	c.busy += len(ids)
+}
+
+// free frees cards.
+func (c *cardOwners) free(ids []int32) {
+	for _, id := range ids {
+		c.owner[id] = -1
+	}
+	c.busy -= len(ids)
+}
+
+// jobLists are the queued and the running jobs, in the snapshot's order,
+// with each one's trace index and a lookup by id. The slices are also the
+// snapshot's: they change only between the planner's call and the next
+// cycle, never while the planner or a Learner looks at them.
+type jobLists struct {
 	queued  []model.Job
 	qidx    []int32
 	inQueue map[string]int32
@@ -237,29 +293,28 @@ type engine struct {
 	ridx    []int32
 	inRun   map[string]int32
 
-	owner  []int32  // per card: the job holding it, -1 when free
-	taken  []uint32 // per card: decision stamp of a start that took it
-	stamp  uint32
-	busy   int // cards held
-	usable int
-
-	heap eventHeap
-	next int // next trace job to arrive
-	// secFirst is the first trace job submitted in the second of the last
-	// arrival (for TiesArrival).
-	secFirst int32
-	snap     model.Snapshot
-	cycles   int
-
 	// After the planner's call: what changes the slices once a Learner
 	// has seen the snapshot.
 	snapLive   bool // the planner or a Learner may be looking at the slices
 	startedRun []model.Running
 	startedIdx []int32
 	released   []int32
+}
 
-	acc    accum
-	endBuf []perEventEnd
+// runPos is a running job's position in the running list.
+func (l *jobLists) runPos(ji int32) int {
+	for i, r := range l.ridx {
+		if r == ji {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("sim: job %d is not in the running list", ji))
+}
+
+// accounting is what the run measures over time, besides each job's
+// outcome.
+type accounting struct {
+	acc accum
 	// When the queue-time utilization was last integrated (-1 before the
 	// first event), and how many queued jobs ask for no more cards than
 	// the cluster has (one larger never starts, and would count the whole
@@ -271,7 +326,28 @@ type engine struct {
 	statT            int64
 	statIdle, statBf int
 	series           *seriesRec
-	progress         int
+	progress         int // jobs finished since the last Config.Progress call
+}
+
+// account integrates the last cycle's idle-capacity accounting up to t.
+func (m *accounting) account(t int64) {
+	if m.statT >= 0 && t > m.statT {
+		dt := float64(t - m.statT)
+		m.acc.idleCardSeconds += float64(m.statIdle) * dt
+		m.acc.backfillCardSeconds += float64(m.statBf) * dt
+	}
+	m.statT = max(m.statT, t)
+}
+
+// queueTime integrates the utilization while jobs wait up to t, with
+// busy of usable cards held since the last call.
+func (m *accounting) queueTime(t int64, busy, usable int) {
+	if m.queuedT >= 0 && t > m.queuedT && m.queuedFit > 0 {
+		dt := float64(t - m.queuedT)
+		m.acc.queuedBusySeconds += float64(busy) * dt
+		m.acc.queuedCapSeconds += float64(usable) * dt
+	}
+	m.queuedT = t
 }
 
 // Run replays jobs (sorted by submit, as trace readers return them) on
@@ -324,15 +400,15 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 		return nil, fmt.Errorf("sim: cluster: %w", err)
 	}
 	e := &engine{
-		cfg:     cfg,
-		trace:   jobs,
-		pl:      pl,
-		lay:     cfg.Cluster.Layout(),
-		epoch:   cfg.Epoch,
-		js:      make([]job, len(jobs)),
-		res:     make([]JobResult, len(jobs)),
-		inQueue: map[string]int32{},
-		inRun:   map[string]int32{},
+		cfg:   cfg,
+		trace: jobs,
+		pl:    pl,
+		lay:   cfg.Cluster.Layout(),
+		epoch: cfg.Epoch,
+		js:    make([]job, len(jobs)),
+		res:   make([]JobResult, len(jobs)),
+		lists: jobLists{inQueue: map[string]int32{}, inRun: map[string]int32{}},
+		meter: accounting{statT: -1, queuedT: -1},
 	}
 	if e.epoch.IsZero() {
 		e.epoch = DefaultEpoch
@@ -341,14 +417,7 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 	if cfg.Series {
 		e.reporter, _ = pl.(StatusReporter)
 	}
-	e.owner = make([]int32, len(e.lay.Cards))
-	e.taken = make([]uint32, len(e.lay.Cards))
-	for i := range e.owner {
-		e.owner[i] = -1
-		if e.lay.Cards[i].Usable {
-			e.usable++
-		}
-	}
+	e.cards = newCardOwners(e.lay)
 	for i := range jobs {
 		tj := &jobs[i]
 		if tj.Runtime <= 0 {
@@ -367,10 +436,8 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 		e.res[i] = JobResult{ID: tj.ID, Submit: tj.Submit, Start: -1, End: -1, Cards: tj.Spec.Cards, HeadStart: -1}
 	}
 	e.snap = model.Snapshot{Cluster: cfg.Cluster, Options: cfg.Options}
-	e.statT = -1
-	e.queuedT = -1
 	if cfg.Series && len(jobs) > 0 {
-		e.series = newSeriesRec(jobs[0].Submit)
+		e.meter.series = newSeriesRec(jobs[0].Submit)
 	}
 	return e, nil
 }
@@ -404,7 +471,7 @@ func (e *engine) run(ctx context.Context) error {
 		if e.next < len(e.trace) && (t < 0 || e.trace[e.next].Submit < t) {
 			t = e.trace[e.next].Submit
 		}
-		ticking := nextTick >= 0 && (e.next < len(e.trace) || len(e.running) > 0)
+		ticking := nextTick >= 0 && (e.next < len(e.trace) || len(e.lists.running) > 0)
 		if ticking && (t < 0 || nextTick < t) {
 			t = nextTick
 		}
@@ -412,12 +479,7 @@ func (e *engine) run(ctx context.Context) error {
 			break
 		}
 		// The state since the last event time holds until t.
-		if e.queuedT >= 0 && t > e.queuedT && e.queuedFit > 0 {
-			dt := float64(t - e.queuedT)
-			e.acc.queuedBusySeconds += float64(e.busy) * dt
-			e.acc.queuedCapSeconds += float64(e.usable) * dt
-		}
-		e.queuedT = t
+		e.meter.queueTime(t, e.cards.busy, e.cards.usable)
 		last = t
 		if iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -430,14 +492,14 @@ func (e *engine) run(ctx context.Context) error {
 			}
 			if ticking && nextTick == t {
 				nextTick += interval
-				if len(e.queued) > 0 {
+				if len(e.lists.queued) > 0 {
 					if err := e.plan(ctx, t); err != nil {
 						return err
 					}
 				}
 			}
-			if e.series != nil {
-				e.series.step(t, e.busy, len(e.queued))
+			if e.meter.series != nil {
+				e.meter.series.step(t, e.cards.busy, len(e.lists.queued))
 			}
 			continue
 		}
@@ -458,31 +520,21 @@ func (e *engine) run(ctx context.Context) error {
 			nextTick += interval
 		}
 		// 4. One planning cycle (with interval cycles, only on a tick).
-		if len(e.queued) > 0 && (e.cfg.Cycles != CyclesInterval || tick) {
+		if len(e.lists.queued) > 0 && (e.cfg.Cycles != CyclesInterval || tick) {
 			if err := e.plan(ctx, t); err != nil {
 				return err
 			}
 		}
-		if e.series != nil {
-			e.series.step(t, e.busy, len(e.queued))
+		if e.meter.series != nil {
+			e.meter.series.step(t, e.cards.busy, len(e.lists.queued))
 		}
 	}
-	e.account(last)
-	if e.cfg.Progress != nil && e.progress > 0 {
-		e.cfg.Progress(e.progress)
-		e.progress = 0
+	e.meter.account(last)
+	if e.cfg.Progress != nil && e.meter.progress > 0 {
+		e.cfg.Progress(e.meter.progress)
+		e.meter.progress = 0
 	}
 	return nil
-}
-
-// account integrates the last cycle's idle-capacity accounting up to t.
-func (e *engine) account(t int64) {
-	if e.statT >= 0 && t > e.statT {
-		dt := float64(t - e.statT)
-		e.acc.idleCardSeconds += float64(e.statIdle) * dt
-		e.acc.backfillCardSeconds += float64(e.statBf) * dt
-	}
-	e.statT = max(e.statT, t)
 }
 
 // perEvent handles everything at t the way pyss does. pyss orders events at
@@ -531,14 +583,14 @@ func (e *engine) perEvent(ctx context.Context, t int64) error {
 			e.handle(end.ev)
 			dirty = true
 		}
-		if dirty && len(e.queued) > 0 {
+		if dirty && len(e.lists.queued) > 0 {
 			if err := e.plan(ctx, t); err != nil {
 				return err
 			}
 			dirty = false
 		}
 	}
-	if dirty && len(ends) == 0 && len(e.queued) > 0 {
+	if dirty && len(ends) == 0 && len(e.lists.queued) > 0 {
 		// Only notices and checkpoints at t (pyss has none): one pass.
 		if err := e.plan(ctx, t); err != nil {
 			return err
@@ -568,7 +620,7 @@ func (e *engine) plan(ctx context.Context, t int64) error {
 			return fmt.Errorf("sim: at %s: the planner preempted jobs without notice in %d cycles in a row", e.at(t).UTC().Format(time.RFC3339), n)
 		}
 		released, err := e.cycle(ctx, t)
-		if err != nil || !released || len(e.queued) == 0 {
+		if err != nil || !released || len(e.lists.queued) == 0 {
 			return err
 		}
 	}
@@ -583,10 +635,10 @@ func (e *engine) plannedEnd(ji int32) int64 {
 
 func (e *engine) arrive(ji int32, t int64) error {
 	tj := &e.trace[ji]
-	if _, dup := e.inQueue[tj.ID]; dup {
+	if _, dup := e.lists.inQueue[tj.ID]; dup {
 		return fmt.Errorf("sim: job %d: id %q is also a queued job's", ji, tj.ID)
 	}
-	if _, dup := e.inRun[tj.ID]; dup {
+	if _, dup := e.lists.inRun[tj.ID]; dup {
 		return fmt.Errorf("sim: job %d: id %q is also a running job's", ji, tj.ID)
 	}
 	spec := tj.Spec
@@ -600,12 +652,12 @@ func (e *engine) arrive(ji int32, t int64) error {
 	}
 	spec.TimeLimit = time.Duration(e.js[ji].limit) * time.Second
 	e.js[ji].state = stQueued
-	if spec.Cards <= e.usable {
-		e.queuedFit++
+	if spec.Cards <= e.cards.usable {
+		e.meter.queuedFit++
 	}
-	e.queued = append(e.queued, spec)
-	e.qidx = append(e.qidx, ji)
-	e.inQueue[tj.ID] = ji
+	e.lists.queued = append(e.lists.queued, spec)
+	e.lists.qidx = append(e.lists.qidx, ji)
+	e.lists.inQueue[tj.ID] = ji
 	return nil
 }
 
@@ -613,7 +665,7 @@ func (e *engine) arrive(ji int32, t int64) error {
 func (e *engine) requeue(ji int32, spec model.Job) {
 	e.js[ji].state = stQueued
 	sub := e.trace[ji].Submit
-	pos, _ := slices.BinarySearchFunc(e.qidx, ji, func(q, target int32) int {
+	pos, _ := slices.BinarySearchFunc(e.lists.qidx, ji, func(q, target int32) int {
 		if s := e.trace[q].Submit; s != sub {
 			if s < sub {
 				return -1
@@ -622,12 +674,12 @@ func (e *engine) requeue(ji int32, spec model.Job) {
 		}
 		return int(q - target)
 	})
-	if spec.Cards <= e.usable {
-		e.queuedFit++
+	if spec.Cards <= e.cards.usable {
+		e.meter.queuedFit++
 	}
-	e.queued = slices.Insert(e.queued, pos, spec)
-	e.qidx = slices.Insert(e.qidx, pos, ji)
-	e.inQueue[spec.ID] = ji
+	e.lists.queued = slices.Insert(e.lists.queued, pos, spec)
+	e.lists.qidx = slices.Insert(e.lists.qidx, pos, ji)
+	e.lists.inQueue[spec.ID] = ji
 }
 
 // handle executes one heap event.
@@ -657,22 +709,10 @@ func (e *engine) segment(j *job, t int64) (end int64, killed bool) {
 	return t + j.restore + work, false
 }
 
-func (e *engine) runPos(ji int32) int {
-	for i, r := range e.ridx {
-		if r == ji {
-			return i
-		}
-	}
-	panic(fmt.Sprintf("sim: job %d is not in the running list", ji))
-}
-
 func (e *engine) freeCards(ji int32, t int64) {
 	j := &e.js[ji]
-	for _, c := range j.cards {
-		e.owner[c] = -1
-	}
-	e.busy -= len(j.cards)
-	e.acc.busyCardSeconds += float64(len(j.cards)) * float64(t-j.segStart)
+	e.cards.free(j.cards)
+	e.meter.acc.busyCardSeconds += float64(len(j.cards)) * float64(t-j.segStart)
 }
 
 // finish ends a job's run at t: it completed, or was killed at its limit.
@@ -680,11 +720,11 @@ func (e *engine) finish(ji int32, t int64) {
 	j := &e.js[ji]
 	_, killed := e.segment(j, j.segStart)
 	e.freeCards(ji, t)
-	pos := e.runPos(ji)
-	r := e.running[pos]
-	e.running = slices.Delete(e.running, pos, pos+1)
-	e.ridx = slices.Delete(e.ridx, pos, pos+1)
-	delete(e.inRun, r.Job.ID)
+	pos := e.lists.runPos(ji)
+	r := e.lists.running[pos]
+	e.lists.running = slices.Delete(e.lists.running, pos, pos+1)
+	e.lists.ridx = slices.Delete(e.lists.ridx, pos, pos+1)
+	delete(e.lists.inRun, r.Job.ID)
 	j.state = stDone
 	j.gen++
 	res := &e.res[ji]
@@ -703,10 +743,10 @@ func (e *engine) finish(ji int32, t int64) {
 		})
 	}
 	if e.cfg.Progress != nil {
-		e.progress++
-		if e.progress >= 1024 {
-			e.cfg.Progress(e.progress)
-			e.progress = 0
+		e.meter.progress++
+		if e.meter.progress >= 1024 {
+			e.cfg.Progress(e.meter.progress)
+			e.meter.progress = 0
 		}
 	}
 }
@@ -721,13 +761,13 @@ func (e *engine) yield(ji int32, t int64) {
 	switch j.action {
 	case model.PreemptSuspend:
 		j.done += max(0, t-j.segStart-j.restore)
-		e.acc.lostCardSeconds += cards * float64(j.ckpt)
+		e.meter.acc.lostCardSeconds += cards * float64(j.ckpt)
 		if j.ckpt > 0 {
 			e.heap.push(event{t: t + j.ckpt, job: ji, gen: j.gen, kind: evRelease})
 			return
 		}
 	default:
-		e.acc.lostCardSeconds += cards * float64(t-j.segStart+j.done)
+		e.meter.acc.lostCardSeconds += cards * float64(t-j.segStart+j.done)
 		j.done = 0
 	}
 	e.release(ji, t)
@@ -737,19 +777,19 @@ func (e *engine) yield(ji int32, t int64) {
 func (e *engine) release(ji int32, t int64) {
 	j := &e.js[ji]
 	e.freeCards(ji, t)
-	pos := e.runPos(ji)
-	r := e.running[pos]
-	if e.snapLive {
+	pos := e.lists.runPos(ji)
+	r := e.lists.running[pos]
+	if e.lists.snapLive {
 		// A notice of 0 s inside a cycle: change the slices after the
 		// Learner has seen the snapshot.
-		e.released = append(e.released, ji)
+		e.lists.released = append(e.lists.released, ji)
 	} else {
 		e.dropRunning(ji, pos)
 	}
 	j.gen++
 	j.cards = nil
 	e.res[ji].Preemptions++
-	e.acc.preemptions++
+	e.meter.acc.preemptions++
 	if e.learner != nil {
 		spec := r.Job
 		e.learner.Observe(model.Event{
@@ -762,10 +802,10 @@ func (e *engine) release(ji int32, t int64) {
 // dropRunning removes a released job from the running list and requeues it.
 func (e *engine) dropRunning(ji int32, pos int) {
 	j := &e.js[ji]
-	spec := e.running[pos].Job
-	e.running = slices.Delete(e.running, pos, pos+1)
-	e.ridx = slices.Delete(e.ridx, pos, pos+1)
-	delete(e.inRun, spec.ID)
+	spec := e.lists.running[pos].Job
+	e.lists.running = slices.Delete(e.lists.running, pos, pos+1)
+	e.lists.ridx = slices.Delete(e.lists.ridx, pos, pos+1)
+	delete(e.lists.inRun, spec.ID)
 	spec.RequeueCount++
 	j.restore = 0
 	if j.action == model.PreemptSuspend {

@@ -219,10 +219,10 @@ func quantile(sorted []float64, q float64) float64 {
 }
 
 func (e *engine) result() *Result {
-	r := &Result{Jobs: e.res, Summary: summarize(e.res, e.usable, e.acc, e.cycles), Classes: ClassesOf(e.lay)}
+	r := &Result{Jobs: e.res, Summary: summarize(e.res, e.cards.usable, e.meter.acc, e.cycles), Classes: ClassesOf(e.lay)}
 	r.Summary.Classes = classStats(e.res, r.Classes)
-	if e.series != nil {
-		r.Series = e.series.finish(e.usable)
+	if e.meter.series != nil {
+		r.Series = e.meter.series.finish(e.cards.usable)
 	}
 	return r
 }
