@@ -105,6 +105,8 @@ type suiteSweep struct {
 	KillAtLimit bool                `json:"kill_at_limit"`
 	Policies    []string            `json:"policies"`
 	Workloads   []suiteWorkloadInfo `json:"workloads"`
+	// Depth changes the runs without showing in the rows.
+	Depth int `json:"depth"`
 }
 
 // suiteRow is one policy on one workload, checked against the reference.
@@ -233,7 +235,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	if err != nil {
 		return err
 	}
-	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit}
+	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit, Depth: f.depth}
 	for _, pr := range runs {
 		sw.Policies = append(sw.Policies, pr.name)
 	}

@@ -318,6 +318,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
 			Cycles:  cycles.String(), Reference: f.reference,
 		},
 		Estimates: est.String(), KillAtLimit: f.killAtLimit, IntervalSeconds: int64(f.interval / time.Second),
+		Ties: ties.String(), Depth: f.depth,
 	}
 	for _, pr := range runs {
 		sw.Policies = append(sw.Policies, pr.name)
@@ -340,6 +341,10 @@ type whatifSweep struct {
 	KillAtLimit     bool         `json:"kill_at_limit"`
 	IntervalSeconds int64        `json:"interval_s"`
 	Policies        []string     `json:"policies"`
+	// Ties and Depth change the runs without showing in the output: shards
+	// that differ in them are parts of different sweeps.
+	Ties  string `json:"ties"`
+	Depth int    `json:"depth"`
 }
 
 // whatifOutputs are the flags that say what a run writes.

@@ -138,6 +138,7 @@ func TestShardMergeRefuses(t *testing.T) {
 	args := []string{"whatif", "--trace", "synth:jobs=60,seed=1,cards=16", "--cluster", "hgx:2", "--policy", "easy,fcfs"}
 	files := runShards(t, dir, 2, args...)
 	other := runShards(t, t.TempDir(), 2, append(args[:len(args):len(args)], "--estimates", "exact")...)
+	ties := runShards(t, t.TempDir(), 2, append(args[:len(args):len(args)], "--ties", "arrival")...)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -146,6 +147,7 @@ func TestShardMergeRefuses(t *testing.T) {
 		{"a shard is missing", []string{"whatif", "merge", files[0]}, "no file for shard"},
 		{"a shard twice", []string{"whatif", "merge", files[0], files[1], files[0]}, "are both shard"},
 		{"another sweep", []string{"whatif", "merge", files[0], other[0]}, "different sweeps"},
+		{"other ties", []string{"whatif", "merge", files[0], ties[0]}, "different sweeps"},
 		{"not a partial result", []string{"whatif", "merge", filepath.Join(dir, "nothing.json")}, "merge"},
 		{"--json on a shard", append(args, "--shard", "0/2", "--json"), "--json is for the merge"},
 		{"a shard out of range", append(args, "--shard", "2/2"), "--shard"},
