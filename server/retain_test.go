@@ -62,10 +62,6 @@ func (m *miniRM) request() *pb.PlanRequest {
 	r := planRequest(m.id, 4)
 	r.Now, r.Queued, r.Running = timestamppb.New(m.now), m.queued, nil
 	r.Options = &pb.PlanOptions{Policy: m.policy, TimeBudget: durationpb.New(5 * time.Second)}
-	ids := make([]string, 0, len(m.running))
-	for id := range m.running {
-		ids = append(ids, id)
-	}
 	for _, id := range sortedKeys(m.running) {
 		j := m.running[id]
 		r.Running = append(r.Running, &pb.RunningJob{Spec: j.spec, Cards: j.cards, StartTime: timestamppb.New(j.start), Kind: j.kind})
@@ -224,11 +220,7 @@ func TestTrimmedStoreAnswersAsUntrimmed(t *testing.T) {
 		}
 	}
 	recent := func(m *miniRM) []string {
-		var out []string
-		for _, id := range m.ended[max(0, len(m.ended)-5):] {
-			out = append(out, id)
-		}
-		return out
+		return append([]string(nil), m.ended[max(0, len(m.ended)-5):]...)
 	}
 	compare := func(when string, a, b *testServer) {
 		for _, m := range rms {
