@@ -269,3 +269,42 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 		t.Fatalf("survival on the cards of ck, bf and rg is %v, want 1", other)
 	}
 }
+
+// TestBigJobsKeepQueueOrderInEASYsBackfill: four single-card nodes are free
+// until a 32-card head can start. A 4-card job queued first and a 1-card
+// job with a larger expansion factor both fit, not together. Under pure
+// LXF the small job took the hole and the 4-card one waited (the largest
+// classes waited 2–10% longer than under EASY on three traces); a job above
+// max(one node, 1/16 of the cards) keeps its queue order, ahead of the rest.
+func TestBigJobsKeepQueueOrderInEASYsBackfill(t *testing.T) {
+	c := modeltest.Uniform(32, 1, 0)
+	now := modeltest.Epoch.Add(10 * time.Hour)
+	var refs []model.CardRef
+	for i := range 28 {
+		refs = append(refs, modeltest.Refs(fmt.Sprintf("n%03d", i), 0, 1)...)
+	}
+	main := modeltest.Job("main").Cards(28).Limit(3 * time.Hour).Build()
+	s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{modeltest.Running(main, now.Add(-time.Hour), refs...)}}
+	s.Queued = []model.Job{
+		modeltest.Job("head").Cards(32).Limit(time.Hour).SubmitAfter(time.Hour).Build(),
+		modeltest.Job("wide").Cards(4).Limit(time.Hour).Submit(now.Add(-10 * time.Minute)).Build(),
+		modeltest.Job("quick").Cards(1).Limit(10 * time.Minute).Submit(now.Add(-5 * time.Minute)).Build(),
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHuitianGreedy(DefaultConfig())
+	d, err := h.Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := func(id string) bool {
+		return slices.ContainsFunc(d.Starts, func(st model.Start) bool { return st.JobID == id })
+	}
+	if !started("wide") || started("quick") {
+		t.Fatalf("starts %+v: want the 4-card job in the hole, the 1-card job waiting", d.Starts)
+	}
+	if len(d.Reservations) != 1 || d.Reservations[0].JobID != "head" || !d.Reservations[0].Start.Equal(now.Add(2*time.Hour)) {
+		t.Fatalf("reservations %+v: want head's, at the main job's limit", d.Reservations)
+	}
+}
