@@ -93,26 +93,36 @@ func (s *Server) plannerLocked(c *cluster, key plannerKey) (solver.Planner, erro
 		return nil, err
 	}
 	if l, ok := p.(solver.Learner); ok {
-		n, err := s.replay(c.id, key, l)
+		after, err := s.restore(c, key, l)
 		if err != nil {
 			return nil, err
 		}
-		s.log.Info("planner rebuilt from the event log", "cluster", logID(c.id), "policy", key.policy.String(), "events", n)
+		n, err := s.replay(c.id, after, key, l)
+		if err != nil {
+			return nil, err
+		}
+		if after > 0 {
+			s.log.Info("planner restored from its saved memory and the log after it", "cluster", logID(c.id), "policy", key.policy.String(),
+				"position", after, "entries", n)
+		} else {
+			s.log.Info("planner rebuilt from the event log", "cluster", logID(c.id), "policy", key.policy.String(), "events", n)
+		}
 	}
 	c.planners[key] = p
 	return p, nil
 }
 
-// replay feeds a fresh Learner the cluster's stored log in stored order:
-// every event, and the decisions this planner (key) made.
-func (s *Server) replay(cluster string, key plannerKey, l solver.Learner) (n int, err error) {
+// replay feeds a new Learner the cluster's stored log after position after
+// (0: all of it) in stored order: every event, and the decisions this
+// planner (key) made.
+func (s *Server) replay(cluster string, after uint64, key plannerKey, l solver.Learner) (n int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: replaying cluster %q's log into a new planner panicked at entry %d (%v): "+
 				"run `huitian store check` on the store", ErrStoredData, logID(cluster), n, r)
 		}
 	}()
-	err = s.store.Replay(cluster, func(tag byte, raw []byte) error {
+	err = s.store.Replay(cluster, after, func(tag byte, raw []byte) error {
 		n++
 		switch tag {
 		case tagEvent:

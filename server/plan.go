@@ -164,6 +164,9 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 		if err := s.decide(c, key, learner, snap, d); err != nil {
 			return nil, err
 		}
+		if c.plans.Load()%memoryEvery == 0 {
+			s.saveMemoryLocked(c)
+		}
 		if sr, ok := pl.(statusReporter); ok {
 			st := sr.PlannerStatus()
 			status = &st

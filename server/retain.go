@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -17,13 +18,13 @@ import (
 // Retention says what the store keeps of each cluster's history. What the
 // service needs to answer and to restart with the same decisions is never
 // trimmed: each job's state while the job lives (and Retain after it
-// finished), the last plan, the event count, and every entry a Learner
-// rebuilds from. A Learner's memory (runtime history windows, the tuner's
-// parameters, which move by their own path, and decaying capacity totals)
-// is a fold over the whole log with no saved form, so a cluster that a
-// Learner has planned keeps its events and the learned part of every
-// decision; the rest of each decision (cards, reasons, pending messages)
-// is kept whole only for the newest Plans.
+// finished), the last plan, the event count, and every log entry a
+// Learner rebuilds from. A Learner whose memory has a saved form
+// (solver.Snapshotter, memory.go) is restored from it and the entries
+// after it, so a learning cluster's log is trimmed up to what every one
+// of its Learners' saved memory folds in; the rest of each decision
+// (cards, reasons, pending messages) is kept whole only for the newest
+// Plans.
 type Retention struct {
 	// Retain is how long, in the cluster's own time (its plans' now), the
 	// history that no answer needs is kept: finished jobs' states and
@@ -135,6 +136,9 @@ func (s *boltStore) putDecided(c, meta *bolt.Bucket, decided []byte) error {
 	if err := meta.Put(keyLearner, []byte{1}); err != nil {
 		return err
 	}
+	if err := markLearner(c, &rec); err != nil {
+		return err
+	}
 	pl, err := c.CreateBucketIfNotExists(bucketPlans)
 	if err != nil {
 		return err
@@ -189,9 +193,11 @@ func jobOfKey(k []byte) string {
 }
 
 // Trim drops, as of now: (1) the states and dedup keys of jobs that
-// finished before now-Retain and are not in the last plan; (2) in a
-// cluster no Learner has planned (keepLearning false and no Learner's
-// decision stored), the log's events from before now-Retain. A job
+// finished before now-Retain and are not in the last plan; (2) the log's
+// entries from before now-Retain: in a cluster no Learner has planned
+// (keepLearning false and no Learner's decision stored), events; in a
+// learning cluster, events and decisions up to the lowest position the
+// Learners' saved memories fold in, none while one has no saved memory. A job
 // reported again after its state was trimmed is a new job to the store.
 func (s *boltStore) Trim(cluster string, now time.Time, keepLearning bool) (trimmed, error) {
 	var out trimmed
@@ -272,18 +278,17 @@ func (s *boltStore) Trim(cluster string, now time.Time, keepLearning bool) (trim
 				out.Keys += len(kk)
 			}
 		}
-		// 2. The log of a cluster no Learner has planned.
-		if keepLearning || meta != nil && meta.Get(keyLearner) != nil {
-			return nil
-		}
+		// 2. The log: events before the cutoff of a cluster no Learner
+		// has planned; of a learning cluster, entries before the cutoff
+		// that every Learner's saved memory folds in.
 		lg := c.Bucket(bucketLog)
 		if lg == nil {
 			return nil
 		}
-		if meta == nil || meta.Get(keyScanned) == nil {
+		learned := keepLearning || meta != nil && meta.Get(keyLearner) != nil
+		if !learned && (meta == nil || meta.Get(keyScanned) == nil) {
 			// A store written before the learner mark: look for a
 			// Learner's decision once.
-			learned := false
 			if err := lg.ForEach(func(_, v []byte) error {
 				learned = learned || len(v) > 0 && v[0] == tagDecided
 				return nil
@@ -294,32 +299,74 @@ func (s *boltStore) Trim(cluster string, now time.Time, keepLearning bool) (trim
 			if err != nil {
 				return err
 			}
+			meta = m
 			if err := m.Put(keyScanned, []byte{1}); err != nil {
 				return err
 			}
 			if learned {
-				return m.Put(keyLearner, []byte{1})
+				if err := m.Put(keyLearner, []byte{1}); err != nil {
+					return err
+				}
 			}
+		}
+		upTo := uint64(math.MaxUint64)
+		if learned {
+			floor, ok, err := memoryFloor(c)
+			if err != nil || !ok {
+				return err // a Learner's memory is the whole log
+			}
+			upTo = floor
 		}
 		var old [][]byte
 		cur := lg.Cursor()
+	scan:
 		for k, v := cur.First(); k != nil && len(old) < maxTrim; k, v = cur.Next() {
-			if len(v) == 0 || v[0] != tagEvent {
-				if len(v) > 0 && v[0] == tagDecided && meta != nil {
-					if err := meta.Put(keyLearner, []byte{1}); err != nil {
-						return err
-					}
-				}
+			if len(k) != 8 || binary.BigEndian.Uint64(k) > upTo || len(v) == 0 {
 				break
 			}
-			ev, err := readEvent(v[1:])
-			if err != nil || ev.Time.After(cutoff) {
-				break
+			var at time.Time
+			switch v[0] {
+			case tagEvent:
+				ev, err := readEvent(v[1:])
+				if err != nil {
+					break scan
+				}
+				at = ev.Time
+			case tagDecided:
+				if !learned {
+					// Found a Learner's decision: no longer trimmed as
+					// a cluster no Learner planned.
+					if meta != nil {
+						if err := meta.Put(keyLearner, []byte{1}); err != nil {
+							return err
+						}
+					}
+					break scan
+				}
+				var rec struct {
+					Now time.Time `json:"now"`
+				}
+				if json.Unmarshal(v[1:], &rec) != nil {
+					break scan
+				}
+				at = rec.Now
+			}
+			if at.IsZero() || at.After(cutoff) {
+				break scan
 			}
 			old = append(old, bytes.Clone(k))
 		}
 		for _, k := range old {
 			if err := lg.Delete(k); err != nil {
+				return err
+			}
+		}
+		if len(old) > 0 {
+			m, err := c.CreateBucketIfNotExists(bucketMeta)
+			if err != nil {
+				return err
+			}
+			if err := m.Put(keyDropped, old[len(old)-1]); err != nil {
 				return err
 			}
 		}

@@ -282,43 +282,49 @@ func dataBytes(t *testing.T, ts *testServer) int64 {
 	return n
 }
 
-// TestStoreStaysBounded: an EASY cluster's store stops growing once its
-// history reaches the retention, while the same cycles grow a store that
-// keeps everything; bytes held (every key and value), not time. The file
-// (bbolt reuses freed pages) stays within a doubling of its size.
+// TestStoreStaysBounded: an EASY cluster's store, and a huitian cluster's
+// (whose planner's memory is saved, so that its log is trimmed too), stop
+// growing once their history reaches the retention, while the same cycles
+// grow a store that keeps everything; bytes held (every key and value),
+// not time. The file (bbolt reuses freed pages) stays within a doubling of
+// its size.
 func TestStoreStaysBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("400 plan cycles on two services")
 	}
-	trim := start(t, func(c *Config) { c.Retention = Retention{Retain: time.Hour, Plans: 10} })
-	keep := start(t, func(c *Config) { c.Retention = Retention{} })
-	m := newMiniRM("easy", pb.Policy_POLICY_EASY, 10*time.Minute)
-	var trimmed, kept []int64
-	const cycles, every = 400, 100
-	for i := range cycles {
-		m.cycle(t, trim, keep)
-		if (i+1)%every == 0 {
-			trimmed = append(trimmed, dataBytes(t, trim))
-			kept = append(kept, dataBytes(t, keep))
-		}
-	}
-	file := storeBytes(t, trim.cfg.DataDir)
-	t.Logf("bytes held every %d cycles (%d jobs finished): trimmed %v (file %d), kept %v (file %d)",
-		every, len(m.ended), trimmed, file, kept, storeBytes(t, keep.cfg.DataDir))
-	// Trims come every 64 plans: what is held swings between them. Bound
-	// it by twice the largest of the first 200 cycles (33 h against an
-	// hour's retention).
-	bound := 2 * max(trimmed[0], trimmed[1])
-	for i, b := range trimmed {
-		if b > bound {
-			t.Errorf("cycle %d: the trimmed store holds %d bytes, above %d", (i+1)*every, b, bound)
-		}
-	}
-	if file > 512<<10 {
-		t.Errorf("the trimmed store's file is %d bytes", file)
-	}
-	if last := kept[len(kept)-1]; last < 2*kept[1] {
-		t.Errorf("the store that keeps everything held %d bytes at cycle %d and %d at the end: the test does not load the store", kept[1], 2*every, last)
+	for _, policy := range []pb.Policy{pb.Policy_POLICY_EASY, pb.Policy_POLICY_HUITIAN} {
+		t.Run(policy.String(), func(t *testing.T) {
+			trim := start(t, func(c *Config) { c.Retention = Retention{Retain: time.Hour, Plans: 10} })
+			keep := start(t, func(c *Config) { c.Retention = Retention{} })
+			m := newMiniRM("c", policy, 10*time.Minute)
+			var trimmed, kept []int64
+			const cycles, every = 400, 100
+			for i := range cycles {
+				m.cycle(t, trim, keep)
+				if (i+1)%every == 0 {
+					trimmed = append(trimmed, dataBytes(t, trim))
+					kept = append(kept, dataBytes(t, keep))
+				}
+			}
+			file := storeBytes(t, trim.cfg.DataDir)
+			t.Logf("bytes held every %d cycles (%d jobs finished): trimmed %v (file %d), kept %v (file %d)",
+				every, len(m.ended), trimmed, file, kept, storeBytes(t, keep.cfg.DataDir))
+			// Trims come every 64 plans: what is held swings between them.
+			// Bound it by twice the largest of the first 200 cycles (33 h
+			// against an hour's retention).
+			bound := 2 * max(trimmed[0], trimmed[1])
+			for i, b := range trimmed {
+				if b > bound {
+					t.Errorf("cycle %d: the trimmed store holds %d bytes, above %d", (i+1)*every, b, bound)
+				}
+			}
+			if file > 512<<10 {
+				t.Errorf("the trimmed store's file is %d bytes", file)
+			}
+			if last := kept[len(kept)-1]; last < 2*kept[1] {
+				t.Errorf("the store that keeps everything held %d bytes at cycle %d and %d at the end: the test does not load the store", kept[1], 2*every, last)
+			}
+		})
 	}
 }
 

@@ -111,6 +111,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 // Close flushes and closes the store. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.saveAllMemory()
 		s.closed.Store(true)
 		s.cache.Close()
 		s.closeErr = s.store.Close()

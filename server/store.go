@@ -27,9 +27,10 @@ type store interface {
 	// Append stores the events not stored before, in order, and says which
 	// ones were new.
 	Append(cluster string, evs []storedEvent) (fresh []bool, err error)
-	// Replay calls fn with the cluster's log in stored order: events
-	// (tagEvent, the wire bytes) and decisions (tagDecided, a decidedRecord).
-	Replay(cluster string, fn func(tag byte, raw []byte) error) error
+	// Replay calls fn with the cluster's log entries after position after
+	// (0: all), in stored order: events (tagEvent, the wire bytes) and
+	// decisions (tagDecided, a decidedRecord).
+	Replay(cluster string, after uint64, fn func(tag byte, raw []byte) error) error
 	// EventCount is how many events the cluster has stored.
 	EventCount(cluster string) (int64, error)
 	// Job returns a job's latest reported state.
@@ -39,10 +40,16 @@ type store interface {
 	PutPlan(cluster string, rec, decided []byte) error
 	// Plans returns every cluster's last-plan record.
 	Plans() (map[string][]byte, error)
+	// PutMemory stores the cluster's Learners' saved memories (by
+	// learnerName), each at the log's current position.
+	PutMemory(cluster string, mems map[string][]byte) error
+	// Memory returns a Learner's stored memory, and whether the log is
+	// still whole.
+	Memory(cluster, learner string) (savedMemory, error)
 	// Trim drops the cluster's history that the retention policy lets go
-	// as of now (the cluster's time). keepLearning keeps the log's events
-	// whatever their age: a Learner has planned the cluster, and rebuilds
-	// from them after a restart.
+	// as of now (the cluster's time). keepLearning says a Learner has
+	// planned the cluster: its log is trimmed only up to what every
+	// Learner's saved memory folds in.
 	Trim(cluster string, now time.Time, keepLearning bool) (trimmed, error)
 	Close() error
 }
@@ -259,18 +266,22 @@ func addCount(c *bolt.Bucket, n int) error {
 	return m.Put(keyEvents, binary.BigEndian.AppendUint64(nil, cur+uint64(n)))
 }
 
-func (s *boltStore) Replay(cluster string, fn func(byte, []byte) error) error {
+func (s *boltStore) Replay(cluster string, after uint64, fn func(byte, []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(clusterBucket(cluster))
 		if c == nil || c.Bucket(bucketLog) == nil {
 			return nil
 		}
-		return c.Bucket(bucketLog).ForEach(func(k, v []byte) error {
+		cur := c.Bucket(bucketLog).Cursor()
+		for k, v := cur.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil; k, v = cur.Next() {
 			if len(v) == 0 {
 				return fmt.Errorf("%w: log entry %x is empty", ErrStoredData, k)
 			}
-			return fn(v[0], v[1:])
-		})
+			if err := fn(v[0], v[1:]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

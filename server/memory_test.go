@@ -1,0 +1,153 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	pb "github.com/huitian/huitian/proto/huitian/v1"
+	"github.com/huitian/huitian/solver"
+)
+
+// logSpan returns the first and last positions, and the count, of a
+// cluster's log entries.
+func logSpan(t *testing.T, ts *testServer, cluster string) (first, last uint64, n int) {
+	t.Helper()
+	err := ts.store.(*boltStore).db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(clusterBucket(cluster))
+		if c == nil || c.Bucket(bucketLog) == nil {
+			return nil
+		}
+		return c.Bucket(bucketLog).ForEach(func(k, _ []byte) error {
+			if n == 0 {
+				first = binary.BigEndian.Uint64(k)
+			}
+			last = binary.BigEndian.Uint64(k)
+			n++
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return first, last, n
+}
+
+// rewriteMemory rewrites every saved memory of a stopped service's store
+// as one of another encoding version.
+func rewriteMemory(t *testing.T, dir string) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, "huitian.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, c *bolt.Bucket) error {
+			mb := c.Bucket(bucketMemory)
+			if mb == nil {
+				return nil
+			}
+			var keys, vals [][]byte
+			mb.ForEach(func(k, v []byte) error {
+				keys = append(keys, bytes.Clone(k))
+				vals = append(vals, bytes.Replace(v, []byte(fmt.Sprintf(`"version":%d`, solver.MemoryVersion)), []byte(`"version":999`), 1))
+				return nil
+			})
+			for i := range keys {
+				if err := mb.Put(keys[i], vals[i]); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no saved memory to rewrite")
+	}
+}
+
+// TestTrimmedLearnerRestartsAsWhole drives a service that trims its
+// history to an hour and one that keeps everything with the same cycles
+// of a huitian and a huitian-greedy cluster. The trimming one drops the
+// learning clusters' old log (their planners' memory is saved), and plans
+// as the other throughout; after both restart — the trimming one from its
+// saved memory and the log after it, the other from its whole log (its
+// saved memory is of another version: ignored, with a warning) — they
+// still plan alike. A saved memory of another version in a trimmed log
+// starts the memory fresh, with a warning, and the service plans on.
+func TestTrimmedLearnerRestartsAsWhole(t *testing.T) {
+	trim := start(t, func(c *Config) { c.Retention = Retention{Retain: time.Hour, Plans: 1} })
+	keep := start(t, func(c *Config) { c.Retention = Retention{} })
+	rms := []*miniRM{
+		newMiniRM("hui", pb.Policy_POLICY_HUITIAN, 5*time.Minute),
+		newMiniRM("greedy", pb.Policy_POLICY_HUITIAN_GREEDY, 5*time.Minute),
+	}
+	cycles := func(when string, n int, a, b *testServer) {
+		t.Helper()
+		for i := range n {
+			for _, m := range rms {
+				got := m.cycle(t, a, b)
+				if diff := cmp.Diff(got[1], got[0], protocmp.Transform()); diff != "" {
+					t.Fatalf("%s cycle %d %s: the trimmed service planned differently (-kept +trimmed):\n%s", m.id, i, when, diff)
+				}
+			}
+		}
+	}
+	cycles("", 200, trim, keep) // 16.7 h of cluster time, an hour kept
+	for _, m := range rms {
+		first, last, n := logSpan(t, trim, m.id)
+		_, _, all := logSpan(t, keep, m.id)
+		t.Logf("%s: trimmed log holds entries %d..%d (%d), the kept one %d", m.id, first, last, n, all)
+		if first <= 1 || n*2 > all {
+			t.Errorf("%s: the trimmed log holds entries %d..%d (%d of %d): not trimmed", m.id, first, last, n, all)
+		}
+	}
+
+	for _, ts := range []*testServer{trim, keep} {
+		if err := ts.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewriteMemory(t, keep.cfg.DataDir)
+	var trimLog, keepLog strings.Builder
+	trim2 := startAt(t, trim.cfg, WithLogger(newTestLogger(&trimLog)))
+	keep2 := startAt(t, keep.cfg, WithLogger(newTestLogger(&keepLog)))
+	cycles("after restart", 20, trim2, keep2)
+	if !strings.Contains(trimLog.String(), "planner restored from its saved memory") {
+		t.Errorf("the trimmed service did not restore its planners' memory:\n%s", trimLog.String())
+	}
+	if !strings.Contains(keepLog.String(), "level=WARN msg=\"saved planner memory ignored; rebuilding it from the whole log\"") ||
+		!strings.Contains(keepLog.String(), "other_version=true") {
+		t.Errorf("the service keeping all did not warn of the other version's memory:\n%s", keepLog.String())
+	}
+
+	// Another version's memory, and the log before it trimmed: fresh.
+	if err := trim2.stop(); err != nil {
+		t.Fatal(err)
+	}
+	rewriteMemory(t, trim.cfg.DataDir)
+	var freshLog strings.Builder
+	trim3 := startAt(t, trim.cfg, WithLogger(newTestLogger(&freshLog)))
+	for range 3 {
+		for _, m := range rms {
+			m.cycle(t, trim3)
+		}
+	}
+	if !strings.Contains(freshLog.String(), "the planner's memory starts fresh") {
+		t.Errorf("the trimmed service did not say its planners' memory starts fresh:\n%s", freshLog.String())
+	}
+}
