@@ -14,6 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver"
 )
 
@@ -175,22 +176,82 @@ func markLearner(c *bolt.Bucket, rec *decidedRecord) error {
 	return lb.Put(name, []byte{})
 }
 
+// Learners returns the names of the Learners whose decisions are in the
+// cluster's log, as far as the store has recorded them.
+func (s *boltStore) Learners(cluster string) ([]string, error) {
+	var out []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(clusterBucket(cluster))
+		if c == nil || c.Bucket(bucketLearners) == nil {
+			return nil
+		}
+		return c.Bucket(bucketLearners).ForEach(func(k, _ []byte) error {
+			out = append(out, string(k))
+			return nil
+		})
+	})
+	return out, err
+}
+
+// parseLearnerName is the inverse of learnerName.
+func parseLearnerName(name string) (plannerKey, bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return plannerKey{}, false
+	}
+	p, ok := model.ParsePolicy(name[:i])
+	d, err := strconv.Atoi(name[i+1:])
+	return plannerKey{p, d}, ok && err == nil
+}
+
 // saveMemoryLocked stores the saved memory of each of the cluster's
-// Learners that has one. A failure is logged: the log still holds what a
-// restart needs (Trim keeps what no saved memory folds in). c.mu is held.
+// Learners that has one. A Learner that has decided in the cluster but is
+// not in use since the start (its policy no longer asked for) is restored,
+// fed the log after its saved memory, saved and let go: else its old
+// saved memory would keep the log from being trimmed. A failure is
+// logged: the log still holds what a restart needs (Trim keeps what no
+// saved memory folds in). c.mu is held.
 func (s *Server) saveMemoryLocked(c *cluster) {
 	mems := map[string][]byte{}
+	save := func(k plannerKey, sn solver.Snapshotter) {
+		b, err := marshalMemory(sn)
+		if err != nil {
+			s.log.Warn("saving a planner's memory failed; the log keeps what it needs", "cluster", logID(c.id), "policy", k.policy.String(), "error", err.Error())
+			return
+		}
+		mems[learnerName(k)] = b
+	}
 	for k, p := range c.planners {
+		if sn, ok := p.(solver.Snapshotter); ok {
+			save(k, sn)
+		}
+	}
+	names, err := s.store.Learners(c.id)
+	if err != nil {
+		s.log.Warn("listing the cluster's planners failed; the log keeps what they need", "cluster", logID(c.id), "error", err.Error())
+	}
+	for _, name := range names {
+		k, ok := parseLearnerName(name)
+		if _, loaded := c.planners[k]; !ok || loaded {
+			continue
+		}
+		p, err := s.newPlanner(k.policy, k.depth)
+		if err != nil {
+			continue
+		}
 		sn, ok := p.(solver.Snapshotter)
 		if !ok {
 			continue
 		}
-		b, err := marshalMemory(sn)
+		after, err := s.restore(c, k, sn)
+		if err == nil {
+			_, err = s.replay(c.id, after, k, sn)
+		}
 		if err != nil {
-			s.log.Warn("saving a planner's memory failed; the log keeps what it needs", "cluster", logID(c.id), "policy", k.policy.String(), "error", err.Error())
+			s.log.Warn("bringing an idle planner's memory up to date failed; the log keeps what it needs", "cluster", logID(c.id), "policy", k.policy.String(), "error", err.Error())
 			continue
 		}
-		mems[learnerName(k)] = b
+		save(k, sn)
 	}
 	if err := s.store.PutMemory(c.id, mems); err != nil {
 		s.log.Warn("storing the planners' memory failed; the log keeps what it needs", "cluster", logID(c.id), "error", err.Error())

@@ -151,3 +151,34 @@ func TestTrimmedLearnerRestartsAsWhole(t *testing.T) {
 		t.Errorf("the trimmed service did not say its planners' memory starts fresh:\n%s", freshLog.String())
 	}
 }
+
+// TestIdleLearnerDoesNotPinTheLog: a cluster planned with huitian, then
+// (after a restart) only with huitian-greedy, still has its log trimmed:
+// the idle huitian planner's memory is brought up to date and saved with
+// the other's, so its old saved memory does not hold the log whole.
+func TestIdleLearnerDoesNotPinTheLog(t *testing.T) {
+	ts := start(t, func(c *Config) { c.Retention = Retention{Retain: time.Hour, Plans: 1} })
+	m := newMiniRM("c", pb.Policy_POLICY_HUITIAN, 5*time.Minute)
+	for range 70 {
+		m.cycle(t, ts)
+	}
+	_, atRestart, _ := logSpan(t, ts, m.id)
+	if err := ts.stop(); err != nil {
+		t.Fatal(err)
+	}
+	ts = startAt(t, ts.cfg)
+	m.policy = pb.Policy_POLICY_HUITIAN_GREEDY
+	for range 200 {
+		m.cycle(t, ts)
+	}
+	if first, last, n := logSpan(t, ts, m.id); 2*n > int(last-atRestart) {
+		t.Errorf("the log holds entries %d..%d (%d): not half of what was logged after the restart (%d..) trimmed", first, last, n, atRestart+1)
+	}
+	names, err := ts.store.Learners(m.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"huitian-greedy/0", "huitian/0"}, names); diff != "" {
+		t.Errorf("learners (-want +got):\n%s", diff)
+	}
+}

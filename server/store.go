@@ -46,6 +46,9 @@ type store interface {
 	// Memory returns a Learner's stored memory, and whether the log is
 	// still whole.
 	Memory(cluster, learner string) (savedMemory, error)
+	// Learners returns the names (learnerName) of the Learners whose
+	// decisions are in the cluster's log.
+	Learners(cluster string) ([]string, error)
 	// Trim drops the cluster's history that the retention policy lets go
 	// as of now (the cluster's time). keepLearning says a Learner has
 	// planned the cluster: its log is trimmed only up to what every
