@@ -111,7 +111,16 @@ func TestTrimmedLearnerRestartsAsWhole(t *testing.T) {
 	for _, m := range rms {
 		first, last, n := logSpan(t, trim, m.id)
 		_, _, all := logSpan(t, keep, m.id)
-		t.Logf("%s: trimmed log holds entries %d..%d (%d), the kept one %d", m.id, first, last, n, all)
+		names, err := trim.store.Learners(m.id)
+		if err != nil || len(names) != 1 {
+			t.Fatalf("%s: learners %v, %v", m.id, names, err)
+		}
+		mem, err := trim.store.Memory(m.id, names[0])
+		if err != nil || !mem.ok || mem.whole {
+			t.Fatalf("%s: saved memory %v (whole log %v), %v", m.id, mem.ok, mem.whole, err)
+		}
+		t.Logf("%s: trimmed log holds entries %d..%d (%d), the kept one %d; saved memory %d bytes at %d (%d jobs finished)",
+			m.id, first, last, n, all, len(mem.mem), mem.pos, len(m.ended))
 		if first <= 1 || n*2 > all {
 			t.Errorf("%s: the trimmed log holds entries %d..%d (%d of %d): not trimmed", m.id, first, last, n, all)
 		}
