@@ -146,9 +146,11 @@ func (d *Driver) Preempt(ctx context.Context, p *pb.Preemption, _ *pb.RunningJob
 		if st.Notice > 0 {
 			return nil, nil // already under notice: the deadline stands
 		}
-		if _, err := d.run(ctx, "scancel", "--signal=USR1", "--full", p.GetJobId()); err != nil {
-			return nil, err
-		}
+		// The notice is recorded before the signal: a job that saves and
+		// exits on USR1 at once is finished before a later update could
+		// land (Slurm refuses to update a finished job), and without the
+		// notice the driver would read its end as a completion, not as a
+		// checkpoint to requeue (seen in the e2e on a loaded machine).
 		st.Notice = now.Add(p.GetNotice().AsDuration()).Unix()
 		w := fmt.Sprintf("huitian: SUSPEND notice: checkpoint now (USR1 sent); the GPUs are taken back at %s for job %s",
 			clock(time.Unix(st.Notice, 0)), p.GetForJobId())
@@ -157,6 +159,10 @@ func (d *Driver) Preempt(ctx context.Context, p *pb.Preemption, _ *pb.RunningJob
 		}
 		if err := d.update(ctx, p.GetJobId(), "AdminComment="+adminComment(w, st)); err != nil {
 			return nil, err
+		}
+		if _, err := d.run(ctx, "scancel", "--signal=USR1", "--full", p.GetJobId()); err != nil {
+			// The notice stands: the GPUs are taken back when it runs out.
+			return nil, fmt.Errorf("job %s under notice until %s, but USR1 was not delivered: %w", p.GetJobId(), clock(time.Unix(st.Notice, 0)), err)
 		}
 		return nil, nil
 	}

@@ -159,3 +159,42 @@ func TestSlurmStartSetsNodesThenReleases(t *testing.T) {
 		t.Errorf("two nodes for a one-node job: %v", err)
 	}
 }
+
+// TestSlurmNoticeIsRecordedBeforeUSR1: a job that saves and exits on USR1
+// at once is finished before a later update could land, and Slurm refuses
+// to update a finished job; the notice must already be in its AdminComment
+// so that its end reads as a checkpoint to requeue, not as a completion.
+// (The e2e on a loaded machine saw the USR1 order lose that race: the job
+// was reported FINISHED and never requeued.)
+func TestSlurmNoticeIsRecordedBeforeUSR1(t *testing.T) {
+	d, f := newFake(t, job(2, "RUNNING", 1, "huitian: BACKFILL {hx k=B c=n1:2,3 g=n1:2,3 t=1100 s=1000 }", `"gpu:2(IDX:2-3)"`))
+	if _, err := d.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.calls = nil
+	if _, err := d.Preempt(context.Background(), &pb.Preemption{JobId: "2", Action: pb.PreemptionAction_PREEMPTION_ACTION_SUSPEND,
+		Notice: durationpb.New(time.Minute), ForJobId: "9"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	notice, signal := -1, -1
+	for i, c := range f.calls {
+		switch {
+		case strings.HasPrefix(c, "scontrol update") && strings.Contains(c, "SUSPEND notice"):
+			notice = i
+		case strings.HasPrefix(c, "scancel --signal=USR1"):
+			signal = i
+		}
+	}
+	if notice < 0 || signal < 0 || notice > signal {
+		t.Fatalf("want the notice recorded, then USR1; calls %v", f.calls)
+	}
+	// The job exits on the signal: its end is a checkpoint, requeued held.
+	f.queue = `{"errors":[],"jobs":[` + job(2, "COMPLETED", 1, "huitian: SUSPEND notice {hx k=B c=n1:2,3 g=n1:2,3 t=1100 s=1000 n=1260 }", `"gpu:2(IDX:2-3)"`) + `]}`
+	s, err := d.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ran("scontrol requeuehold 2") != 1 || len(s.Events) != 1 || s.Events[0].GetKind() != pb.JobEventKind_JOB_EVENT_KIND_PREEMPTED {
+		t.Fatalf("events %v, calls %v", s.Events, f.calls)
+	}
+}
