@@ -55,17 +55,8 @@ type Config struct {
 	// ExpansionOrder lets EASY's own backfill take the largest expansion
 	// factor first ((wait + predicted runtime) / predicted runtime, LXF)
 	// instead of queue order while the queue is not saturated (default
-	// true). Jobs of the two larger size classes (more cards than the
-	// larger of one node and 1/16 of the usable cards) keep queue order,
-	// ahead of the rest: under pure LXF the small short jobs took the holes
-	// they would have backfilled into, and the largest class waited 2–10%
-	// longer than under EASY on Lublin-256, Lublin-256-new2 and NASA-iPSC
-	// at loads 0.7–1.2. Keeping them first passed 9 of 13 trace rows of the
-	// robustness suite against 5, for a smaller slowdown gain (KTH-SP2 on
-	// its 100 processors: 85.50 against 73.04; EASY 88.40).
-	//
-	// Saturated is when the queued work, by the time limits, would keep
-	// every usable card busy for longer than SaturatedBacklog (default
+	// true). Saturated is when the queued work, by the time limits, would
+	// keep every usable card busy for longer than SaturatedBacklog (default
 	// 24 h): then any reordering starves the big jobs (measured on KTH-SP2
 	// at 80 processors and Lublin-256: their largest class waited 14–34%
 	// longer than under EASY), so backfill keeps EASY's queue order, and
@@ -158,22 +149,20 @@ type cycle struct {
 	params tune.Params
 	d      *model.Decision
 
-	holder      []holder        // who holds each card now
-	runDist     []estimate.Dist // remaining time of running jobs, as held in the profile
-	runRem      []estimate.Dist // remaining time of running jobs, if left to run
-	startDist   []estimate.Dist // runtime of jobs started this cycle
-	resv        []resv
-	classes     fragment.Classes
-	waiting     string
-	grace       int64
-	byID        map[string]int
-	order       []int              // the queue in queue order (queueOrder)
-	posOf       map[*model.Job]int // queue position of each queued job
-	pendPos     []int              // queue position of each pending entry
-	cardScale   float64            // mean cards of this cycle's LP candidates (value's unit)
-	sat         int8               // saturated(): 0 not yet known, 1 yes, -1 no
-	usable      int                // usableCards(), once usableKnown
-	usableKnown bool
+	holder    []holder        // who holds each card now
+	runDist   []estimate.Dist // remaining time of running jobs, as held in the profile
+	runRem    []estimate.Dist // remaining time of running jobs, if left to run
+	startDist []estimate.Dist // runtime of jobs started this cycle
+	resv      []resv
+	classes   fragment.Classes
+	waiting   string
+	grace     int64
+	byID      map[string]int
+	order     []int              // the queue in queue order (queueOrder)
+	posOf     map[*model.Job]int // queue position of each queued job
+	pendPos   []int              // queue position of each pending entry
+	cardScale float64            // mean cards of this cycle's LP candidates (value's unit)
+	sat       int8               // saturated(): 0 not yet known, 1 yes, -1 no
 }
 
 type jobEst struct {

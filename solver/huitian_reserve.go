@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"time"
 
@@ -38,11 +37,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	h.core.P = baseline.Params{Name: "easy", Depth: depth, Backfill: true}
 	if h.cfg.ExpansionOrder && !c.saturated() {
-		big := c.bigJob()
 		h.core.P.BackfillKey = func(j *model.Job) float64 {
-			if int(j.Cards) > big {
-				return math.Inf(-1) // queue order, ahead of the rest
-			}
 			e := h.estimateOf(j)
 			m := max(e.dist.Quantile(0.5), minRelief)
 			return -(s.Now.Sub(j.Submit).Seconds() + m) / m
@@ -119,7 +114,12 @@ func (c *cycle) saturated() bool {
 	if c.sat != 0 {
 		return c.sat > 0
 	}
-	usable := c.usableCards()
+	usable := 0
+	for _, cd := range c.lay.Cards {
+		if cd.Usable {
+			usable++
+		}
+	}
 	work := 0.0
 	for i := range c.s.Queued {
 		if j := &c.s.Queued[i]; j.Cards <= usable {
@@ -131,30 +131,6 @@ func (c *cycle) saturated() bool {
 		c.sat = 1
 	}
 	return c.sat > 0
-}
-
-// usableCards counts the layout's usable cards, once a cycle.
-func (c *cycle) usableCards() int {
-	if !c.usableKnown {
-		c.usableKnown = true
-		for _, cd := range c.lay.Cards {
-			if cd.Usable {
-				c.usable++
-			}
-		}
-	}
-	return c.usable
-}
-
-// bigJob is the size above which a job belongs to the two larger size
-// classes the what-if measures use: more cards than the larger of one node
-// and 1/16 of the usable cards.
-func (c *cycle) bigJob() int {
-	node := 0
-	for _, n := range c.lay.Nodes {
-		node = max(node, n.Len)
-	}
-	return max(node, c.usableCards()/16)
 }
 
 // contracts are the running backfill jobs admitted on their predicted
