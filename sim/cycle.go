@@ -146,8 +146,10 @@ func (e *engine) checkStart(st *model.Start) ([]int32, error) {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
 	}
 	ids := make([]int32, 0, len(st.Cards))
+	next := 0 // the card after the last one resolved: planners list cards in order
 	for _, ref := range st.Cards {
-		id, ok := e.lay.CardID(ref)
+		id, ok := e.lay.CardIDNear(ref, next)
+		next = id + 1
 		switch {
 		case !ok:
 			return nil, e.refuse(st.JobID, "card %s does not exist", ref)

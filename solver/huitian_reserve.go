@@ -266,12 +266,14 @@ func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
 
 func (c *cycle) ids(refs []model.CardRef) ([]int, error) {
 	ids := make([]int, len(refs))
+	next := 0 // EASY's decisions list cards in card order
 	for i, ref := range refs {
-		id, ok := c.lay.CardID(ref)
+		id, ok := c.lay.CardIDNear(ref, next)
 		if !ok {
 			return nil, fmt.Errorf("solver: card %s does not exist", ref)
 		}
 		ids[i] = id
+		next = id + 1
 	}
 	return ids, nil
 }

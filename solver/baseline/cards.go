@@ -39,12 +39,14 @@ func (c *CardIDs) Of(jobID string, refs []model.CardRef) ([]int, int, bool) {
 		return e.ids, 0, true
 	}
 	ids := make([]int, len(refs))
+	next := 0 // a decision lists a job's cards in card order
 	for k, ref := range refs {
-		id, ok := c.lay.CardID(ref)
+		id, ok := c.lay.CardIDNear(ref, next)
 		if !ok {
 			return nil, k, false
 		}
 		ids[k] = id
+		next = id + 1
 	}
 	c.byJob[jobID] = cardsOf{ids: ids, cycle: c.cycle}
 	return ids, 0, true

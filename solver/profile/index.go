@@ -24,8 +24,14 @@ type index struct {
 	maxLen int
 	total  int  // free usable cards
 	single bool // every node is one NVLink island
+	// stale says that only total is kept: the rest is rebuilt from the
+	// profile (fresh) when a placement needs it. A reset makes it stale,
+	// so that loading a cycle's running jobs updates one counter per card
+	// instead of a node's bucket (a tenth of a flat 93,312-card replay,
+	// whose jobs all span nodes and never read the buckets).
+	stale bool
 
-	// The index with every usable card free, copied back by reset: at
+	// The index with every usable card free, copied back by fresh: at
 	// 93,312 one-card nodes, recounting every node each cycle was a tenth
 	// of a flat replay.
 	cnt0    []int32
@@ -84,11 +90,22 @@ func (x *index) init(lay *model.Layout) {
 	}
 }
 
-// reset returns the index to every usable card free, with no reservation:
-// the state init left.
+// reset returns the index to every usable card free, with no reservation
+// (the state init left), stale until fresh.
 func (x *index) reset(*model.Layout) {
-	copy(x.cnt, x.cnt0)
 	x.total = x.total0
+	x.stale = true
+}
+
+// fresh rebuilds a stale index from the profile: what the changes since
+// the reset would have made of it. The dirty nodes' order differs, which
+// no answer depends on.
+func (p *Profile) fresh() {
+	x := &p.ix
+	if !x.stale {
+		return
+	}
+	copy(x.cnt, x.cnt0)
 	clear(x.dirty)
 	for _, n := range x.dirtyN {
 		x.dpos[n] = -1
@@ -96,6 +113,19 @@ func (x *index) reset(*model.Layout) {
 	x.dirtyN = x.dirtyN[:0]
 	for c := range x.bucket {
 		copy(x.bucket[c], x.bucket0[c])
+	}
+	x.total = x.total0
+	x.stale = false
+	for c, r := range p.rel {
+		if !p.lay.Cards[c].Usable {
+			continue
+		}
+		switch {
+		case r != 0:
+			x.change(p.nodeOf[c], -1, 0)
+		case len(p.spans[c]) > 0:
+			x.change(p.nodeOf[c], 0, 1)
+		}
 	}
 }
 
@@ -111,6 +141,10 @@ func (x *index) setBit(n int32, on bool) {
 
 // change applies a change to node n: dc free cards, dd claimed free cards.
 func (x *index) change(n int32, dc, dd int32) {
+	if x.stale {
+		x.total += int(dc)
+		return
+	}
 	if x.dirty[n] == 0 {
 		x.setBit(n, false)
 	}
@@ -176,6 +210,12 @@ func (p *Profile) fastFit(dur int64, req Request, allow func(int) bool) (cards [
 	if x.total < k {
 		return nil, NoCards, true
 	}
+	if req.Topology == model.TopologyAny && req.PerNode == 0 && k > x.maxLen {
+		// No node holds it: it spreads, the long way (on a flat machine
+		// the index answers for one-card jobs only).
+		return nil, 0, false
+	}
+	p.fresh()
 	// 1. Cards a reservation claims later, long enough: best fit among the
 	// dirty nodes on those alone (temporal fragments first).
 	type fit struct {

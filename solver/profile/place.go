@@ -2,6 +2,7 @@ package profile
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/huitian/huitian/model"
@@ -19,6 +20,13 @@ type scratch struct {
 	groupCap  []int32
 	inSet     []bool
 	evMark    []bool // per card: its events are being patched (events)
+
+	// events' counting sorts: their working memory and spare buffers.
+	ct      countingScratch
+	baseTmp []baseEvent
+	gapTmp  []gap
+
+	packed []int64 // placeFlat's keys
 
 	// placeSwitch's per-group capacity (+1 once seen), apart from the
 	// sweep's counters, which are live while it places.
@@ -467,16 +475,75 @@ func groupsByNode(groups []nodeGroup, n int32) []int {
 // k cards of smallest preference, then name — what the general path picks,
 // without building node groups.
 func (p *Profile) placeFlat(k int, cands []int) []int {
-	packed := make([]int64, len(cands))
+	packed := slices.Grow(p.sc.packed[:0], len(cands))[:len(cands)]
+	p.sc.packed = packed
 	for i, c := range cands {
-		key := min(max(p.sc.key[c], -1<<37), 1<<37) + 1<<37
-		packed[i] = key<<24 | int64(p.ix.rank[p.lay.Cards[c].Node])
+		packed[i] = p.flatKey(c)
 	}
-	slices.Sort(packed)
-	out := make([]int, k)
-	for i := range out {
-		out[i] = p.lay.Nodes[p.ix.byRank[packed[i]&(1<<24-1)]].First
+	// The keys are distinct (one card per node), so the k smallest are
+	// those up to the k-th smallest: no sort (placing the head of a flat
+	// 93,312-card replay sorted every free card each cycle).
+	kth := nthSmallest(packed, k)
+	out := make([]int, 0, k)
+	for _, c := range cands {
+		if p.flatKey(c) <= kth {
+			out = append(out, p.lay.Nodes[p.nodeOf[c]].First)
+		}
 	}
-	slices.Sort(out)
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
+	}
 	return out
+}
+
+// flatKey packs a candidate's preference and its node's name rank into one
+// integer, in placeFlat's order.
+func (p *Profile) flatKey(c int) int64 {
+	key := min(max(p.sc.key[c], -1<<37), 1<<37) + 1<<37
+	return key<<24 | int64(p.ix.rank[p.nodeOf[c]])
+}
+
+// nthSmallest returns the k-th smallest element of a (1 ≤ k ≤ len(a)),
+// reordering a: a quickselect, O(len(a)) expected against a sort's
+// O(len(a) log len(a)). Pivots come from a fixed pseudo-random sequence, so
+// no input order makes it quadratic in practice; the answer does not
+// depend on them. Past a depth limit it sorts what is left.
+func nthSmallest(a []int64, k int) int64 {
+	lo, hi := 0, len(a) // the k-th smallest is in a[lo:hi], at index k-1
+	k--
+	x := uint64(0x9e3779b97f4a7c15)
+	for depth := 8 * bits.Len(uint(len(a))); hi-lo > 16; depth-- {
+		if depth == 0 {
+			break
+		}
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		pivot := a[lo+int(x%uint64(hi-lo))]
+		// [lo, lt) < pivot, [lt, gt) == pivot, [gt, hi) > pivot.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := a[i]; {
+			case v < pivot:
+				a[lt], a[i] = v, a[lt]
+				lt++
+				i++
+			case v > pivot:
+				gt--
+				a[gt], a[i] = v, a[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return pivot
+		}
+	}
+	slices.Sort(a[lo:hi])
+	return a[k]
 }

@@ -199,15 +199,89 @@ func (p *Profile) events() ([]baseEvent, []gap, []gap) {
 		for c := range p.rel {
 			p.appendEvents(c, &p.base, &p.gapsIn)
 		}
-		slices.Sort(p.base)
-		slices.SortFunc(p.gapsIn, byStart)
+		// All three are built in card order, each card's gaps in time
+		// order: sorted stably by time, they are in (time, card) order.
 		p.gapsOut = append(p.gapsOut, p.gapsIn...)
-		slices.SortFunc(p.gapsOut, byEnd)
+		p.base, p.sc.baseTmp = countingSort(p.base, p.sc.baseTmp, &p.sc.ct, baseEvent.t, func(a, b baseEvent) int { return cmp.Compare(a, b) })
+		p.gapsIn, p.sc.gapTmp = countingSort(p.gapsIn, p.sc.gapTmp, &p.sc.ct, gapStart, byStart)
+		p.gapsOut, p.sc.gapTmp = countingSort(p.gapsOut, p.sc.gapTmp, &p.sc.ct, gapEnd, byEnd)
 	}
 	p.evValid, p.evDirty = true, p.evDirty[:0]
 	p.baseGen = p.gen
 	return p.base, p.gapsIn, p.gapsOut
 }
+
+// countingScratch is countingSort's working memory.
+type countingScratch struct {
+	slotOf map[int64]int32 // distinct key → slot
+	keys   []int64         // per slot
+	slot   []int32         // per element
+	next   []int32         // per slot: its next position in the output
+	count  []int32
+	order  []int32
+}
+
+// countingSort sorts s, whose elements with equal keys are already in the
+// wanted order, by key: what slices.SortFunc(s, order) gives, since order
+// breaks ties the way s is ordered. With few distinct keys (a machine's
+// cards are held by few jobs: a release time per job) it counts, in
+// O(len(s)) instead of a sort's O(len(s) log len(s)) (a flat 93,312-card
+// replay sorted every card each cycle); with many it sorts. The result is
+// written to spare (grown as needed), and s is returned as the new spare.
+func countingSort[E any](s, spare []E, sc *countingScratch, key func(E) int64, order func(a, b E) int) (sorted, rest []E) {
+	limit := len(s)/16 + 16
+	if sc.slotOf == nil {
+		sc.slotOf = map[int64]int32{}
+	}
+	clear(sc.slotOf)
+	keys, slot := sc.keys[:0], slices.Grow(sc.slot[:0], len(s))[:len(s)]
+	defer func() { sc.keys, sc.slot = keys, slot }()
+	last, lastSlot := int64(0), int32(-1)
+	for i, e := range s {
+		k := key(e)
+		if k != last || lastSlot < 0 {
+			sl, ok := sc.slotOf[k]
+			if !ok {
+				if len(keys) == limit {
+					slices.SortFunc(s, order)
+					return s, spare
+				}
+				sl = int32(len(keys))
+				sc.slotOf[k] = sl
+				keys = append(keys, k)
+			}
+			last, lastSlot = k, sl
+		}
+		slot[i] = lastSlot
+	}
+	// Each slot's first position in the output: slots in key order.
+	ord := sc.order[:0]
+	for i := range keys {
+		ord = append(ord, int32(i))
+	}
+	slices.SortFunc(ord, func(a, b int32) int { return cmp.Compare(keys[a], keys[b]) })
+	count := append(sc.count[:0], make([]int32, len(keys))...)
+	for _, sl := range slot {
+		count[sl]++
+	}
+	next := slices.Grow(sc.next[:0], len(keys))[:len(keys)]
+	n := int32(0)
+	for _, sl := range ord {
+		next[sl] = n
+		n += count[sl]
+	}
+	out := slices.Grow(spare[:0], len(s))[:len(s)]
+	for i, e := range s {
+		sl := slot[i]
+		out[next[sl]] = e
+		next[sl]++
+	}
+	sc.order, sc.count, sc.next = ord, count, next
+	return out, s
+}
+
+func gapStart(g gap) int64 { return g.start }
+func gapEnd(g gap) int64   { return g.end }
 
 func byStart(a, b gap) int {
 	if c := cmp.Compare(a.start, b.start); c != 0 {
@@ -336,6 +410,11 @@ type feasibility struct {
 	groupN int32 // per-switch-group need
 	grpGE  int   // switch groups holding the job
 	nodes  []int32
+	// byCount: the request takes any cards (no topology, no per-node
+	// count), so the total decides and the per-domain counters are not
+	// kept; cards lists those added, for reset (a card may repeat).
+	byCount bool
+	cards   []int32
 }
 
 func newFeasibility(p *Profile, req Request) *feasibility {
@@ -346,6 +425,7 @@ func newFeasibility(p *Profile, req Request) *feasibility {
 	case req.PerNode > 0:
 		f.nodeTh = int32(req.PerNode)
 	}
+	f.byCount = req.Topology == model.TopologyAny && req.PerNode == 0
 	f.groupN = int32(req.Cards)
 	if req.PerNode > 0 {
 		f.groupN = int32(req.Cards / req.PerNode)
@@ -363,8 +443,14 @@ func (f *feasibility) update(c int, add bool) {
 	if !add {
 		d = -1
 	}
-	loc := &f.p.lay.Cards[c]
 	f.total += int(d)
+	if f.byCount {
+		if add {
+			f.cards = append(f.cards, int32(c))
+		}
+		return
+	}
+	loc := &f.p.lay.Cards[c]
 	n := loc.Node
 	before := sc.nodeCnt[n]
 	if before == 0 && add {
@@ -438,4 +524,8 @@ func (f *feasibility) reset() {
 		}
 	}
 	f.nodes = f.nodes[:0]
+	for _, c := range f.cards {
+		sc.inSet[c] = false
+	}
+	f.cards = f.cards[:0]
 }

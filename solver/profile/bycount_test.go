@@ -1,0 +1,172 @@
+package profile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/huitian/huitian/model"
+	"pgregory.net/rapid"
+)
+
+// Differential tests of the shortcuts a big flat machine takes, each
+// against the one-by-one version it replaces.
+
+// TestCountingSortEqualsSort: the event streams sorted by counting
+// release times give slices.Sort's order, with few distinct times
+// (counted) and with many (sorted), on fresh and on reused buffers.
+func TestCountingSortEqualsSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 300).Draw(t, "cards")
+		times := rapid.Int64Range(1, 60).Draw(t, "times")
+		var base []baseEvent
+		var gaps []gap
+		for c := range n {
+			if rapid.Bool().Draw(t, "reserved") {
+				// A card's gaps in time order, the last maybe open.
+				at := rapid.Int64Range(0, times).Draw(t, "rel") * 10
+				for range rapid.IntRange(1, 3).Draw(t, "gaps") {
+					end := at + rapid.Int64Range(1, times).Draw(t, "len")*10
+					if rapid.IntRange(0, 3).Draw(t, "open") == 0 {
+						end = Forever
+					}
+					gaps = append(gaps, gap{start: at, end: end, card: int32(c)})
+					if end == Forever {
+						break
+					}
+					at = end + rapid.Int64Range(1, times).Draw(t, "busy")*10
+				}
+				continue
+			}
+			base = append(base, packBase(rapid.Int64Range(0, times).Draw(t, "t")*1000, c))
+		}
+		var sc countingScratch
+		var spareB []baseEvent
+		var spareG []gap
+		for round := range 2 { // the second on the buffers the first left
+			wantB := slices.Clone(base)
+			slices.Sort(wantB)
+			var gotB []baseEvent
+			gotB, spareB = countingSort(slices.Clone(base), spareB, &sc, baseEvent.t, func(a, b baseEvent) int { return cmp.Compare(a, b) })
+			if !slices.Equal(gotB, wantB) {
+				t.Fatalf("round %d: base %v sorted to %v, want %v", round, base, gotB, wantB)
+			}
+			for _, order := range []struct {
+				key func(gap) int64
+				cmp func(a, b gap) int
+			}{{gapStart, byStart}, {gapEnd, byEnd}} {
+				want := slices.Clone(gaps)
+				slices.SortFunc(want, order.cmp)
+				var got []gap
+				got, spareG = countingSort(slices.Clone(gaps), spareG, &sc, order.key, order.cmp)
+				if !slices.Equal(got, want) {
+					t.Fatalf("round %d: gaps %v sorted to %v, want %v", round, gaps, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestNthSmallestEqualsSort: the quickselect answers what a sort does,
+// duplicates included.
+func TestNthSmallestEqualsSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.SliceOfN(rapid.Int64Range(-40, 40), 1, 200).Draw(t, "a")
+		if rapid.Bool().Draw(t, "sorted") {
+			slices.Sort(a)
+		}
+		k := rapid.IntRange(1, len(a)).Draw(t, "k")
+		want := slices.Sorted(slices.Values(a))[k-1]
+		b := slices.Clone(a)
+		if got := nthSmallest(b, k); got != want {
+			t.Fatalf("nthSmallest(%v, %d) = %d, want %d", a, k, got, want)
+		}
+		slices.Sort(b)
+		if !slices.Equal(b, slices.Sorted(slices.Values(a))) {
+			t.Fatalf("nthSmallest lost elements of %v: %v", a, b)
+		}
+	})
+}
+
+func flatCluster(t *rapid.T) *model.Cluster {
+	n := rapid.IntRange(1, 60).Draw(t, "nodes")
+	c := &model.Cluster{ID: "flat"}
+	names := make([]int, n)
+	for i := range names {
+		names[i] = i
+	}
+	// Names out of card order, so that name rank and card number differ.
+	names = rapid.Permutation(names).Draw(t, "names")
+	for i := range n {
+		nd := model.Node{Name: fmt.Sprintf("n%03d", names[i]), Cards: []model.Card{{Index: 0}}}
+		nd.Cards[0].Unhealthy = rapid.IntRange(0, 9).Draw(t, "unhealthy") == 0
+		c.Nodes = append(c.Nodes, nd)
+	}
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestPlaceFlatEqualsGeneral: on one-card nodes the flat placement picks
+// the cards the general one does.
+func TestPlaceFlatEqualsGeneral(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := New(flatCluster(t).Layout())
+		var cands []int
+		for c := range p.Layout().Cards {
+			if rapid.Bool().Draw(t, "cand") {
+				cands = append(cands, c)
+				p.sc.key[c] = rapid.Int64Range(-5, 5).Draw(t, "key")
+			}
+		}
+		if len(cands) == 0 {
+			return
+		}
+		k := rapid.IntRange(1, len(cands)).Draw(t, "k")
+		req := Request{Cards: k}
+		want := p.placeGeneral(req, slices.Clone(cands))
+		got := p.place(req, slices.Clone(cands))
+		if !slices.Equal(got, want) {
+			t.Fatalf("placeFlat(%d of %v) = %v, placeGeneral %v", k, cands, got, want)
+		}
+	})
+}
+
+// TestEarliestStartFlatMatchesBrute: on a flat machine (the by-count
+// sweep, the counted base events, the flat placement) the sweep and the
+// exhaustive search agree, over busy cards and reservations.
+func TestEarliestStartFlatMatchesBrute(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lay := flatCluster(t).Layout()
+		p := New(lay)
+		for cycle := range rapid.IntRange(1, 2).Draw(t, "cycles") {
+			if cycle > 0 {
+				p.Reset()
+			}
+			for card := range lay.Cards {
+				if rapid.Bool().Draw(t, "busy") {
+					p.Hold(card, rapid.Int64Range(1, 8).Draw(t, "until")*10)
+				}
+			}
+			for range rapid.IntRange(0, 3).Draw(t, "reservations") {
+				k := rapid.IntRange(1, len(lay.Cards)).Draw(t, "rescards")
+				dur := rapid.Int64Range(1, 40).Draw(t, "resdur")
+				if st, cards, ok := p.EarliestStart(rapid.Int64Range(0, 30).Draw(t, "after"), dur, Request{Cards: k}); ok {
+					if err := p.Reserve(cards, st, st+dur); err != nil {
+						t.Fatalf("reserve what EarliestStart found: %v", err)
+					}
+				}
+			}
+			req := Request{Cards: rapid.IntRange(1, len(lay.Cards)).Draw(t, "cards")}
+			after := rapid.Int64Range(0, 60).Draw(t, "after")
+			dur := rapid.Int64Range(1, 60).Draw(t, "dur")
+			st, cards, ok := p.EarliestStart(after, dur, req)
+			bst, bcards, bok := p.EarliestStartBrute(after, dur, req)
+			if ok != bok || st != bst || !slices.Equal(cards, bcards) {
+				t.Fatalf("sweep (%v, %d, %v) != brute (%v, %d, %v)", ok, st, cards, bok, bst, bcards)
+			}
+		}
+	})
+}
