@@ -1,36 +1,24 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/huitian/huitian/client"
-	"github.com/huitian/huitian/internal/wire"
-	"github.com/huitian/huitian/model"
-	pb "github.com/huitian/huitian/proto/huitian/v1"
-	"github.com/huitian/huitian/rm"
 	"github.com/huitian/huitian/rm/kube"
 )
 
 func newKubeCmd() *cobra.Command {
 	cfg := kube.Defaults()
 	var (
-		kubeconfig, serverURL, tokenFile, policy string
-		logFormat, logLevel                      string
-		interval                                 time.Duration
-		depth                                    int32
-		qps                                      float32
-		burst                                    int
+		df         driverFlags
+		kubeconfig string
+		qps        float32
+		burst      int
 	)
 	cmd := &cobra.Command{
 		Use:   "kube",
@@ -48,20 +36,8 @@ It reads its Kubernetes credentials from --kubeconfig, or in a pod from its
 ServiceAccount. Its state lives on the Jobs: a restart loses nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
-			if err != nil {
-				return exitWith(2, err)
-			}
-			var plan *pb.PlanOptions
-			if policy != "" {
-				p, ok := model.ParsePolicy(policy)
-				if !ok || p == model.PolicyDefault {
-					return exitWith(2, fmt.Errorf("--policy: unknown policy %q (want one of %s)", policy, strings.Join(policyNames(), ", ")))
-				}
-				plan = &pb.PlanOptions{Policy: wirePolicy(p), ReservationDepth: depth}
-			}
-			if interval <= 0 {
-				return exitWith(2, errors.New("--interval: must be > 0"))
+			if err := df.check(cmd); err != nil {
+				return err
 			}
 			if err := cfg.Validate(); err != nil {
 				return exitWith(2, err)
@@ -77,36 +53,23 @@ ServiceAccount. Its state lives on the Jobs: a restart loses nothing.`,
 			if err != nil {
 				return err
 			}
-			var opts []client.Option
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return exitWith(2, fmt.Errorf("--token-file: %w", err))
-				}
-				tok, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-				opts = append(opts, client.WithToken(tok))
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			ctx, stop := signalContext(cmd)
 			defer stop()
-			d, err := kube.New(ctx, cs, cfg, log)
+			d, err := kube.New(ctx, cs, cfg, df.log)
 			if err != nil {
 				return err
 			}
-			log.Info("huitian kube: running", "server", serverURL, "queue", cfg.Queue, "driver", cfg.Driver,
-				"namespace", cfg.Namespace, "cluster", cfg.ClusterID, "interval", interval)
-			return rm.New(client.New(serverURL, opts...), d, rm.Options{Interval: interval, Plan: plan, Log: log}).Run(ctx)
+			df.log.Info("huitian kube: running", "server", df.server, "queue", cfg.Queue, "driver", cfg.Driver,
+				"namespace", cfg.Namespace, "cluster", cfg.ClusterID, "interval", df.interval)
+			return df.run(ctx, d)
 		},
 	}
+	df.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (default $KUBECONFIG; in a pod, its ServiceAccount)")
-	f.StringVar(&serverURL, "server", "http://127.0.0.1:7070", "huitian serve's address")
-	f.StringVar(&tokenFile, "token-file", "", "file whose first line is huitian serve's bearer token")
 	f.StringVar(&cfg.Queue, "queue", cfg.Queue, "manage Jobs labelled "+kube.LabelQueue+"=QUEUE")
 	f.StringVar(&cfg.Namespace, "namespace", "", "watch one namespace (default: all)")
 	f.StringVar(&cfg.ClusterID, "cluster-id", cfg.ClusterID, "the cluster's id at huitian serve")
-	f.DurationVar(&interval, "interval", 10*time.Second, "time between scheduling cycles")
-	f.StringVar(&policy, "policy", "", "planning policy (default: the service's --default-policy): "+strings.Join(policyNames(), ", "))
-	f.Int32Var(&depth, "reservation-depth", 0, "reservation depth for the hybrid policy")
 	f.StringVar(&cfg.Driver, "dra-driver", cfg.Driver, "DRA driver whose ResourceSlices list the GPUs")
 	f.StringVar(&cfg.DeviceClass, "device-class", "", "DeviceClass for a claim template that names none")
 	f.StringVar(&cfg.Attributes.Index, "attr-index", cfg.Attributes.Index, "device attribute (int): the card's index on its node")
@@ -117,8 +80,7 @@ ServiceAccount. Its state lives on the Jobs: a restart loses nothing.`,
 	f.StringVar(&cfg.SwitchLabel, "switch-label", cfg.SwitchLabel, "node label naming the node's switch/rack domain (\"\": one domain)")
 	f.Float32Var(&qps, "kube-qps", 50, "most Kubernetes API requests a second")
 	f.IntVar(&burst, "kube-burst", 100, "Kubernetes API request burst")
-	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	df.registerLog(cmd)
 	return cmd
 }
 
@@ -136,14 +98,4 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	return c, nil
-}
-
-// wirePolicy is the API's name for a policy.
-func wirePolicy(p model.Policy) pb.Policy {
-	for v := range pb.Policy_name {
-		if wire.Policy(pb.Policy(v)) == p {
-			return pb.Policy(v)
-		}
-	}
-	return pb.Policy_POLICY_UNSPECIFIED
 }

@@ -74,7 +74,7 @@ func ParseGres(s string) ([]Gres, error) {
 		return nil, nil
 	}
 	var out []Gres
-	for _, part := range splitTop(s) {
+	for _, part := range splitOutside(s, '(', ')') {
 		part = strings.TrimPrefix(part, "gres:")
 		paren := ""
 		if i := strings.IndexByte(part, '('); i >= 0 {
@@ -120,15 +120,16 @@ func ParseGres(s string) ([]Gres, error) {
 	return out, nil
 }
 
-// splitTop splits on commas outside parentheses: "gpu:2(S:0,1),gpu:1".
-func splitTop(s string) []string {
+// splitOutside splits s on the commas outside opening…closing pairs:
+// splitOutside("gpu:2(S:0,1),gpu:1", '(', ')') is ["gpu:2(S:0,1)", "gpu:1"].
+func splitOutside(s string, opening, closing byte) []string {
 	var out []string
 	depth, from := 0, 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
-		case '(':
+		case opening:
 			depth++
-		case ')':
+		case closing:
 			depth = max(depth-1, 0)
 		case ',':
 			if depth == 0 {
@@ -179,7 +180,7 @@ func ExpandHostlist(s string) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	for _, part := range splitBrackets(s) {
+	for _, part := range splitOutside(s, '[', ']') {
 		if part == "" {
 			return nil, fmt.Errorf("%w: host list %q: empty name", ErrParse, s)
 		}
@@ -241,26 +242,6 @@ func appendAll(prefixes, suffixes []string) []string {
 		}
 	}
 	return out
-}
-
-// splitBrackets splits on commas outside brackets.
-func splitBrackets(s string) []string {
-	var out []string
-	depth, from := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth = max(depth-1, 0)
-		case ',':
-			if depth == 0 {
-				out = append(out, s[from:i])
-				from = i + 1
-			}
-		}
-	}
-	return append(out, s[from:])
 }
 
 // Node is a node as `scontrol show node -o` describes it.
