@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/huitian/huitian/client"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/rm/kube"
+	"github.com/huitian/huitian/test/e2e/e2etest"
 )
 
 const (
@@ -49,68 +49,6 @@ func getenv(t *testing.T) env {
 		t.Skip("the Kubernetes end-to-end test runs under `make e2e-kubernetes`, which starts the cluster")
 	}
 	return e
-}
-
-// proc is a huitian process the test runs and can restart.
-type proc struct {
-	t    *testing.T
-	name string
-	args []string
-	log  string
-	cmd  *exec.Cmd
-	done chan error
-}
-
-func (p *proc) start() {
-	p.t.Helper()
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.cmd = exec.Command(p.args[0], p.args[1:]...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatalf("start %s: %v", p.name, err)
-	}
-	p.done = make(chan error, 1)
-	go func() { p.done <- p.cmd.Wait(); f.Close() }()
-}
-
-// stop sends SIGTERM and waits; a clean drain exits 0.
-func (p *proc) stop() error {
-	if p.cmd == nil {
-		return nil
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.cmd = nil
-		return err
-	case <-time.After(60 * time.Second):
-		p.cmd.Process.Kill()
-		p.cmd = nil
-		return fmt.Errorf("%s did not stop in 60 s after SIGTERM", p.name)
-	}
-}
-
-// serveURL waits for the line huitian serve prints with its address.
-func serveURL(t *testing.T, log string, done chan error) string {
-	for {
-		if b, err := os.ReadFile(log); err == nil {
-			sc := bufio.NewScanner(strings.NewReader(string(b)))
-			for sc.Scan() {
-				if u, ok := strings.CutPrefix(sc.Text(), "huitian serve: listening on "); ok {
-					return u
-				}
-			}
-		}
-		select {
-		case err := <-done:
-			b, _ := os.ReadFile(log)
-			t.Fatalf("huitian serve exited (%v):\n%s", err, b)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // workJob is one Job of the workload.
@@ -302,19 +240,6 @@ func (w *watcher) get(name string) *batchv1.Job {
 	return w.jobs[name]
 }
 
-// waitFor polls cond every 200 ms until it holds or the budget runs out
-// (a guard against a hang, not a timed assertion).
-func waitFor(t *testing.T, what string, budget time.Duration, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(budget)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("gave up waiting for %s after %s", what, budget)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 func describe(t *testing.T, e env, name, file string) string {
 	out, err := exec.Command(e.kubectl, "--kubeconfig", e.admin, "-n", ns, "describe", "job", name).CombinedOutput()
 	if err != nil {
@@ -336,14 +261,14 @@ func restartAPIServer(t *testing.T, e env, cs kubernetes.Interface) {
 	var pid int
 	fmt.Sscan(string(b), &pid)
 	syscall.Kill(pid, syscall.SIGKILL)
-	waitFor(t, "kube-apiserver to exit", time.Minute, func() bool {
+	e2etest.WaitFor(t, "kube-apiserver to exit", time.Minute, 200*time.Millisecond, func() bool {
 		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return err != nil || strings.Contains(string(st), ") Z ") // gone, or a zombie its parent has not reaped
 	})
 	if out, err := exec.Command(filepath.Join(e.runDir, "apiserver.sh")).CombinedOutput(); err != nil {
 		t.Fatalf("start kube-apiserver: %v: %s", err, out)
 	}
-	waitFor(t, "kube-apiserver to be ready", 2*time.Minute, func() bool {
+	e2etest.WaitFor(t, "kube-apiserver to be ready", 2*time.Minute, 200*time.Millisecond, func() bool {
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
 		return err == nil && string(body) == "ok"
 	})
@@ -364,15 +289,15 @@ func TestKubernetes(t *testing.T) {
 	ctx := t.Context()
 
 	// 1. huitian serve and huitian kube (under the ServiceAccount's RBAC).
-	serve := &proc{t: t, name: "huitian serve", log: filepath.Join(e.runDir, "serve.log"),
-		args: []string{e.huitian, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(e.runDir, "huitian-data"), "--default-policy", "huitian"}}
-	serve.start()
+	serve := &e2etest.Proc{T: t, Name: "huitian serve", Log: filepath.Join(e.runDir, "serve.log"),
+		Args: []string{e.huitian, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(e.runDir, "huitian-data"), "--default-policy", "huitian"}}
+	serve.Start()
 	t.Cleanup(func() {
-		if err := serve.stop(); err != nil {
+		if err := serve.Stop(); err != nil {
 			t.Errorf("huitian serve: %v", err)
 		}
 	})
-	url := serveURL(t, serve.log, serve.done)
+	url := e2etest.ServeURL(t, serve)
 	c := client.New(url)
 	insight := func(name string) (*pb.JobInsight, error) {
 		in, err := c.GetJobInsight(context.Background(), connect.NewRequest(&pb.GetJobInsightRequest{ClusterId: "kubernetes", JobId: ns + "/" + name}))
@@ -381,20 +306,20 @@ func TestKubernetes(t *testing.T) {
 		}
 		return in.Msg.GetInsight(), nil
 	}
-	adapter := &proc{t: t, name: "huitian kube", log: filepath.Join(e.runDir, "kube.log"),
-		args: []string{e.huitianRace, "kube", "--kubeconfig", e.adapter, "--server", url, "--dra-driver", "gpu.huitian.dev",
+	adapter := &e2etest.Proc{T: t, Name: "huitian kube", Log: filepath.Join(e.runDir, "kube.log"),
+		Args: []string{e.huitianRace, "kube", "--kubeconfig", e.adapter, "--server", url, "--dra-driver", "gpu.huitian.dev",
 			"--device-class", "gpu.huitian.dev", "--switch-label", "rack", "--interval", interval.String(),
 			"--policy", "huitian", "--log-level", "debug"}}
-	adapter.start()
+	adapter.Start()
 	t.Cleanup(func() {
 		if t.Failed() {
-			b, _ := os.ReadFile(adapter.log)
+			b, _ := os.ReadFile(adapter.Log)
 			lines := strings.Split(string(b), "\n")
-			t.Logf("last lines of %s:\n%s", adapter.log, strings.Join(lines[max(0, len(lines)-60):], "\n"))
+			t.Logf("last lines of %s:\n%s", adapter.Log, strings.Join(lines[max(0, len(lines)-60):], "\n"))
 		}
 	})
 	t.Cleanup(func() {
-		if err := adapter.stop(); err != nil {
+		if err := adapter.Stop(); err != nil {
 			t.Errorf("huitian kube: %v", err)
 		}
 	})
@@ -444,19 +369,19 @@ func TestKubernetes(t *testing.T) {
 	for _, j := range phase1 {
 		create(ctx, t, cs, j)
 	}
-	waitFor(t, "the 16-card job to wait with an estimated start", 3*time.Minute, func() bool {
+	e2etest.WaitFor(t, "the 16-card job to wait with an estimated start", 3*time.Minute, 200*time.Millisecond, func() bool {
 		j := w.get("p1-d-big16")
 		return j != nil && j.Annotations[kube.AnnWaiting] != "" && j.Annotations[kube.AnnEstimatedStart] != ""
 	})
 	t.Logf("a waiting job:\n%s", describe(t, e, "p1-d-big16", "describe-waiting.txt"))
-	waitFor(t, "the checkpointable job to start as backfill", 3*time.Minute, func() bool {
+	e2etest.WaitFor(t, "the checkpointable job to start as backfill", 3*time.Minute, 200*time.Millisecond, func() bool {
 		j := w.get("p1-e-ckpt")
 		return j != nil && j.Annotations[kube.AnnAllocation] == "backfill"
 	})
 	t.Logf("a backfill job:\n%s", describe(t, e, "p1-e-ckpt", "describe-backfill.txt"))
 	// The service's reservation for it, as last planned before it started.
 	var bigEst time.Time
-	waitFor(t, "the 16-card job to start", 15*time.Minute, func() bool {
+	e2etest.WaitFor(t, "the 16-card job to start", 15*time.Minute, 200*time.Millisecond, func() bool {
 		if w.get("p1-d-big16").Annotations[kube.AnnStartedAt] != "" {
 			return true
 		}
@@ -494,22 +419,22 @@ func TestKubernetes(t *testing.T) {
 		create(ctx, t, cs, j)
 		switch i {
 		case 20:
-			if err := adapter.stop(); err != nil {
+			if err := adapter.Stop(); err != nil {
 				t.Errorf("stop huitian kube: %v", err)
 			}
-			adapter.start()
+			adapter.Start()
 		case 40:
 			restartAPIServer(t, e, cs)
 		}
 	}
 	all := append(slices.Clone(phase1), phase2...)
-	waitFor(t, "the unmanaged job to complete", 10*time.Minute, func() bool {
+	e2etest.WaitFor(t, "the unmanaged job to complete", 10*time.Minute, 200*time.Millisecond, func() bool {
 		j := w.get(unmanaged.name)
 		return j != nil && hasCond(j, batchv1.JobComplete)
 	})
 
 	// 5. Every Job completes.
-	waitFor(t, "every job to complete", 20*time.Minute, func() bool {
+	e2etest.WaitFor(t, "every job to complete", 20*time.Minute, 200*time.Millisecond, func() bool {
 		for _, j := range all {
 			got := w.get(j.name)
 			if got == nil || !hasCond(got, batchv1.JobComplete) {
@@ -602,7 +527,7 @@ func TestKubernetes(t *testing.T) {
 	// The service learned every FINISHED (the adapter reports a finish on
 	// the cycle after it sees it).
 	w.mu.Unlock()
-	waitFor(t, "the service to learn every finish", 2*time.Minute, func() bool {
+	e2etest.WaitFor(t, "the service to learn every finish", 2*time.Minute, 200*time.Millisecond, func() bool {
 		for _, j := range all {
 			if in, err := insight(j.name); err != nil || in.GetState() != pb.JobState_JOB_STATE_FINISHED {
 				return false

@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/huitian/huitian/client"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/rm/slurm"
+	"github.com/huitian/huitian/test/e2e/e2etest"
 )
 
 const interval = 2 * time.Second
@@ -40,66 +39,6 @@ func getenv(t *testing.T) env {
 		e.mode = "huitian"
 	}
 	return e
-}
-
-// proc is a huitian process the test runs and can restart.
-type proc struct {
-	t    *testing.T
-	name string
-	args []string
-	log  string
-	cmd  *exec.Cmd
-	done chan error
-}
-
-func (p *proc) start() {
-	p.t.Helper()
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.cmd = exec.Command(p.args[0], p.args[1:]...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatalf("start %s: %v", p.name, err)
-	}
-	p.done = make(chan error, 1)
-	go func() { p.done <- p.cmd.Wait(); f.Close() }()
-}
-
-func (p *proc) stop() error {
-	if p.cmd == nil {
-		return nil
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.cmd = nil
-		return err
-	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
-		p.cmd = nil
-		return fmt.Errorf("%s did not stop in 30 s after SIGTERM", p.name)
-	}
-}
-
-func serveURL(t *testing.T, log string, done chan error) string {
-	for {
-		if b, err := os.ReadFile(log); err == nil {
-			sc := bufio.NewScanner(strings.NewReader(string(b)))
-			for sc.Scan() {
-				if u, ok := strings.CutPrefix(sc.Text(), "huitian serve: listening on "); ok {
-					return u
-				}
-			}
-		}
-		select {
-		case err := <-done:
-			b, _ := os.ReadFile(log)
-			t.Fatalf("huitian serve exited (%v):\n%s", err, b)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // workJob is one batch job of the workload.
@@ -259,17 +198,6 @@ func encode(as []slurm.Alloc) string {
 	return strings.Join(parts, ";")
 }
 
-func waitFor(t *testing.T, what string, budget time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(budget)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", budget, what)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
 func sbatch(t *testing.T, e env, scriptPath string, w workJob) int64 {
 	args := []string{"--parsable", "-p", "huitian", "-J", w.name, "-N", strconv.Itoa(w.nodes), "--gres=gpu:" + strconv.Itoa(w.perNode),
 		"-t", strconv.Itoa(w.limit), "--comment", w.opts, "--chdir", e.runDir, "-o", filepath.Join(e.runDir, w.name+".out"),
@@ -297,28 +225,28 @@ func TestSlurm(t *testing.T) {
 	var c interface {
 		GetJobInsight(context.Context, *connect.Request[pb.GetJobInsightRequest]) (*connect.Response[pb.GetJobInsightResponse], error)
 	}
-	var driver *proc
+	var driver *e2etest.Proc
 	if e.mode == "huitian" {
-		serve := &proc{t: t, name: "huitian serve", log: filepath.Join(e.runDir, "serve.log"),
-			args: []string{e.huitian, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(e.runDir, "huitian-data"), "--default-policy", "huitian"}}
-		serve.start()
+		serve := &e2etest.Proc{T: t, Name: "huitian serve", Log: filepath.Join(e.runDir, "serve.log"),
+			Args: []string{e.huitian, "serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(e.runDir, "huitian-data"), "--default-policy", "huitian"}}
+		serve.Start()
 		t.Cleanup(func() {
-			if err := serve.stop(); err != nil {
+			if err := serve.Stop(); err != nil {
 				t.Errorf("huitian serve: %v", err)
 			}
 		})
-		url := serveURL(t, serve.log, serve.done)
+		url := e2etest.ServeURL(t, serve)
 		c = client.New(url)
-		driver = &proc{t: t, name: "huitian slurm", log: filepath.Join(e.runDir, "slurm.log"),
-			args: []string{e.huitian, "slurm", "--server", url, "--partition", "huitian", "--interval", interval.String(), "--policy", "huitian", "--log-level", "debug"}}
-		driver.start()
+		driver = &e2etest.Proc{T: t, Name: "huitian slurm", Log: filepath.Join(e.runDir, "slurm.log"),
+			Args: []string{e.huitian, "slurm", "--server", url, "--partition", "huitian", "--interval", interval.String(), "--policy", "huitian", "--log-level", "debug"}}
+		driver.Start()
 		t.Cleanup(func() {
 			if t.Failed() {
-				b, _ := os.ReadFile(driver.log)
+				b, _ := os.ReadFile(driver.Log)
 				lines := strings.Split(string(b), "\n")
-				t.Logf("last lines of %s:\n%s", driver.log, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+				t.Logf("last lines of %s:\n%s", driver.Log, strings.Join(lines[max(0, len(lines)-40):], "\n"))
 			}
-			if err := driver.stop(); err != nil {
+			if err := driver.Stop(); err != nil {
 				t.Errorf("huitian slurm: %v", err)
 			}
 		})
@@ -370,16 +298,16 @@ func TestSlurm(t *testing.T) {
 		p.mu.Unlock()
 		submitted++
 		if driver != nil && w.name == "p2-20" {
-			if err := driver.stop(); err != nil {
+			if err := driver.Stop(); err != nil {
 				t.Errorf("stop huitian slurm: %v", err)
 			}
-			driver.start()
+			driver.Start()
 		}
 	}
 	t.Logf("%d jobs submitted in %s", len(work), time.Since(t0).Round(time.Second))
 
 	// 4. Every job completes; the reservation is watched until the 16-GPU job starts.
-	waitFor(t, "every job to complete", 8*time.Minute, func() bool {
+	e2etest.WaitFor(t, "every job to complete", 8*time.Minute, 500*time.Millisecond, func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		big := ids["p1-d-big16"]
