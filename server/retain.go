@@ -124,11 +124,10 @@ func (s *boltStore) putDecided(c, meta *bolt.Bucket, decided []byte) error {
 	if err != nil {
 		return err
 	}
-	lg, err := c.CreateBucketIfNotExists(bucketLog)
+	lg, err := logBucket(c)
 	if err != nil {
 		return err
 	}
-	lg.FillPercent = appendFill
 	seq, err := appendLog(lg, tagDecided, slim)
 	if err != nil {
 		return err

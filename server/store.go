@@ -175,11 +175,10 @@ func (s *boltStore) Append(cluster string, evs []storedEvent) ([]bool, error) {
 		if err != nil {
 			return err
 		}
-		lg, err := c.CreateBucketIfNotExists(bucketLog)
+		lg, err := logBucket(c)
 		if err != nil {
 			return err
 		}
-		lg.FillPercent = appendFill
 		ended, err := c.CreateBucketIfNotExists(bucketEnded)
 		if err != nil {
 			return err
@@ -239,6 +238,17 @@ func (s *boltStore) Append(cluster string, evs []storedEvent) ([]bool, error) {
 		return nil, fmt.Errorf("store: append events for %q: %w", cluster, err)
 	}
 	return fresh, nil
+}
+
+// logBucket returns a cluster's log bucket, made if missing, filled as
+// an append-only bucket.
+func logBucket(c *bolt.Bucket) (*bolt.Bucket, error) {
+	lg, err := c.CreateBucketIfNotExists(bucketLog)
+	if err != nil {
+		return nil, err
+	}
+	lg.FillPercent = appendFill
+	return lg, nil
 }
 
 // appendLog appends one tagged entry under the log's next sequence number.

@@ -266,7 +266,7 @@ func RecoverStore(dataDir, toDir string) (*StoreReport, error) {
 				if err != nil {
 					return err
 				}
-				lg, err := c.CreateBucketIfNotExists(bucketLog)
+				lg, err := logBucket(c)
 				if err != nil {
 					return err
 				}

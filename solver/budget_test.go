@@ -7,25 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/huitian/huitian/model"
 	"pgregory.net/rapid"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
 )
-
-// countdown is a context whose deadline passes after a given number of
-// Err calls: a budget that runs out at a chosen point of a plan,
-// deterministically (no timed test).
-type countdown struct {
-	context.Context
-	left int
-}
-
-func (c *countdown) Err() error {
-	if c.left <= 0 {
-		return context.DeadlineExceeded
-	}
-	c.left--
-	return nil
-}
 
 // checkComplete fails unless every queued job is started or pending once,
 // no card is started twice, and a cut says so in the stats.
@@ -101,7 +87,7 @@ func TestHuitianPastTheBudget(t *testing.T) {
 			}
 		}
 		n := rapid.IntRange(0, 3*len(s.Queued)+10).Draw(t, "checks")
-		d, err = h.Plan(&countdown{Context: context.Background(), left: n}, s)
+		d, err = h.Plan(&modeltest.Countdown{Context: context.Background(), Left: n}, s)
 		if err != nil {
 			t.Fatalf("budget out after %d checks: %v", n, err)
 		}

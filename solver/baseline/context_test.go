@@ -34,22 +34,6 @@ func bigQueue(t *testing.T, n int) *model.Snapshot {
 	return s
 }
 
-// countdown is a context whose deadline passes after a given number of
-// Err calls: a budget that runs out at a chosen point of the walk,
-// deterministically.
-type countdown struct {
-	context.Context
-	left int
-}
-
-func (c *countdown) Err() error {
-	if c.left <= 0 {
-		return context.DeadlineExceeded
-	}
-	c.left--
-	return nil
-}
-
 // TestPlanStopsWhenTheContextIsDone: a plan whose budget has run out
 // still completes the main pass and the head's reservation, then stops,
 // every job not considered pending and counted, the stats saying the plan
@@ -131,7 +115,7 @@ func TestBudgetCutsBackfillAsLateAsItPasses(t *testing.T) {
 		}
 		prev := -1
 		for _, n := range []int{0, 5, 20, 60, 199, 1000} {
-			d, err := New(params).Plan(&countdown{Context: context.Background(), left: n}, s)
+			d, err := New(params).Plan(&modeltest.Countdown{Context: context.Background(), Left: n}, s)
 			if err != nil {
 				t.Fatalf("%s, %d checks: %v", p, n, err)
 			}
