@@ -97,10 +97,16 @@ type Huitian struct {
 	lp   lp.Solver // nil: greedy placement
 	core *baseline.Planner
 
-	// est caches estimates while the history has estAt jobs: a cache of a
+	// est caches estimates across cycles, each entry for as long as its
+	// token is current (the history would answer the same): a cache of a
 	// pure function of the memory, so Plan stays a function of its inputs.
-	est   map[estKey]jobEst
-	estAt int
+	// estPlan counts plans; an entry notes the last plan that read it, and
+	// when the cache has grown past twice its size after the last sweep
+	// (estKept), a plan first drops the stale entries and those the last
+	// plan did not read.
+	est     map[estKey]*estEntry
+	estPlan uint64
+	estKept int
 	// cards remembers the running jobs' card numbers from cycle to cycle
 	// (the same numbers a lookup gives: baseline.CardIDs).
 	cards baseline.CardIDs
@@ -170,6 +176,15 @@ type jobEst struct {
 	basis estimate.Basis
 }
 
+// estEntry is a cached estimate of a user, class and card count, before
+// it is scaled to a job's limit, with the token that says while it holds.
+type estEntry struct {
+	ratios estimate.Ratios
+	basis  estimate.Basis
+	tok    estimate.Token
+	used   uint64 // the last plan (estPlan) that read it
+}
+
 type resv struct {
 	job *model.Job
 	// t is when the reservation claims its cards in the predicted profile:
@@ -185,28 +200,49 @@ type resv struct {
 	survive float64
 }
 
-// estKey is what a runtime estimate depends on besides the history.
+// estKey is what a runtime estimate depends on besides the history and
+// the job's limit (the cached ratios are scaled to it).
 type estKey struct {
 	user, class string
 	cards       int
-	limit       time.Duration
 }
 
 // estimateOf returns a job's runtime distribution, cached across cycles
-// for as long as the history does not change.
+// for as long as the history would answer the same.
 func (h *Huitian) estimateOf(j *model.Job) jobEst {
-	if n := h.mem.hist.Len(); n != h.estAt || h.est == nil {
-		h.est, h.estAt = map[estKey]jobEst{}, n
+	if h.est == nil {
+		h.est = map[estKey]*estEntry{}
 	}
-	key := estKey{j.User, j.Class, j.Cards, j.TimeLimit}
-	if e, ok := h.est[key]; ok {
-		return e
+	key := estKey{j.User, j.Class, j.Cards}
+	e := h.est[key]
+	if e == nil || !h.mem.hist.Current(e.tok) {
+		r, b, tok := h.mem.hist.EstimateRatios(j.User, j.Class, j.Cards)
+		b.Quantile = h.cfg.Quantile
+		if e == nil {
+			e = &estEntry{}
+			h.est[key] = e
+		}
+		*e = estEntry{ratios: r, basis: b, tok: tok}
 	}
-	d, b := h.mem.hist.Estimate(j)
-	b.Quantile = h.cfg.Quantile
-	e := jobEst{d, b}
-	h.est[key] = e
-	return e
+	e.used = h.estPlan
+	return jobEst{e.ratios.Of(j.TimeLimit.Seconds()), e.basis}
+}
+
+// sweepEstimates starts a plan's use of the estimate cache: it counts the
+// plan and, when the cache has doubled since the last sweep, drops the
+// entries that are stale or that the last plan did not read, so
+// that the cache follows the queue rather than every job ever seen.
+func (h *Huitian) sweepEstimates() {
+	h.estPlan++
+	if len(h.est) <= 2*h.estKept+1024 {
+		return
+	}
+	for k, e := range h.est {
+		if e.used+1 < h.estPlan || !h.mem.hist.Current(e.tok) {
+			delete(h.est, k)
+		}
+	}
+	h.estKept = len(h.est)
 }
 
 func ceilSec(v float64) int64 {
@@ -222,6 +258,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
 		d: &model.Decision{Stats: model.Stats{Solver: h.name}},
 	}
+	h.sweepEstimates()
 	c.grace = baseline.Seconds(s.Options.OverrunGrace)
 	if c.grace == 0 {
 		c.grace = baseline.Seconds(model.DefaultOverrunGrace)

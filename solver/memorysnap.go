@@ -140,6 +140,6 @@ func (h *Huitian) UnmarshalMemory(b []byte) error {
 		hist: hist, tuner: sm.Tuner, firstReserved: first, window: window, preempted: preempted,
 		lastNow: sm.LastNow, lastIdle: sm.LastIdle, lastBackfill: sm.LastBackfill,
 	}
-	h.est, h.estAt = nil, 0
+	h.est, h.estKept = nil, 0
 	return nil
 }

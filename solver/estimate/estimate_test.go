@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
 	"pgregory.net/rapid"
 )
@@ -136,4 +137,130 @@ func TestEstimatesNeverExceedLimit(t *testing.T) {
 			t.Fatalf("remaining %v outside [0, %v]", r.Q, lim.Seconds()-el)
 		}
 	})
+}
+
+// oldEstimate is Estimate as it was before Ratios and tokens: the
+// planner's output must not change by a bit.
+func oldEstimate(w *Window, j *model.Job) (Dist, Basis) {
+	limit := j.TimeLimit.Seconds()
+	sorted, lvl, ok := w.lookup(j.User, j.Class, j.Cards)
+	if !ok {
+		return Point(limit), Basis{Level: "limit"}
+	}
+	b := Basis{Level: levelNames[lvl], Samples: len(sorted)}
+	if e := w.errs["uc\x00"+j.User+"\x00"+j.Class]; e != nil {
+		rate, n := e.rate()
+		b.Exceed = rate
+		if n >= w.cfg.ErrWindow/2 && rate > w.cfg.MaxExceed {
+			b.Unreliable = true
+			b.Level = "limit"
+			return Point(limit), b
+		}
+	}
+	return FromSorted(sorted, limit).Cap(limit), b
+}
+
+// TestTokenCurrent checks the estimate cache's contract: while a token is
+// current, EstimateRatios answers exactly what it answered when it gave
+// the token — for every user, class and card count estimated so far,
+// after every Add, over random histories on a small universe (so that
+// rings fill, wrap, reach MinSamples and change level, and error rings
+// appear and tip over MaxExceed). And Estimate, the cached ratios scaled
+// to a limit, is bit for bit what it was before ratios and tokens.
+func TestTokenCurrent(t *testing.T) {
+	kept := 0
+	rapid.Check(t, func(t *rapid.T) {
+		w := NewWindow(Config{
+			Window:     rapid.IntRange(1, 6).Draw(t, "window"),
+			MinSamples: rapid.IntRange(1, 5).Draw(t, "min"),
+			ErrWindow:  rapid.IntRange(1, 6).Draw(t, "errWindow"),
+			MaxExceed:  rapid.Float64Range(0.05, 0.9).Draw(t, "maxExceed"),
+		})
+		users, classes := []string{"a", "b"}, []string{"x", "y"}
+		limits := []int{60, 3600, 7777}
+		type cached struct {
+			r   Ratios
+			b   Basis
+			tok Token
+		}
+		type key struct {
+			u, c  string
+			cards int
+		}
+		cache := map[key]cached{}
+		check := func(k key) {
+			r, b, tok := w.EstimateRatios(k.u, k.c, k.cards)
+			if !w.Current(tok) {
+				t.Fatalf("a fresh token of %+v is not current", k)
+			}
+			for _, lim := range limits {
+				j := modeltest.Job("j").User(k.u).Class(k.c).Cards(k.cards).Limit(time.Duration(lim) * time.Second).Build()
+				d, eb := w.Estimate(&j)
+				od, ob := oldEstimate(w, &j)
+				if d != od || eb != ob || r.Of(float64(lim)) != d || b != eb {
+					t.Fatalf("%+v, limit %d: Estimate %v %+v, ratios %v %+v, before tokens %v %+v", k, lim, d.Q, eb, r.Of(float64(lim)).Q, b, od.Q, ob)
+				}
+			}
+			if c, ok := cache[k]; ok && w.Current(c.tok) {
+				kept++
+				if c.r != r || c.b != b {
+					t.Fatalf("token of %+v still current, but the estimate changed: cached %+v %+v, now %+v %+v", k, c.r, c.b, r, b)
+				}
+				return
+			}
+			cache[k] = cached{r, b, tok}
+		}
+		for range rapid.IntRange(0, 120).Draw(t, "steps") {
+			k := key{
+				u:     rapid.SampledFrom(users).Draw(t, "u"),
+				c:     rapid.SampledFrom(classes).Draw(t, "c"),
+				cards: rapid.IntRange(1, 2).Draw(t, "cards"),
+			}
+			if rapid.Bool().Draw(t, "add") {
+				lim := float64(rapid.SampledFrom(limits).Draw(t, "lim"))
+				w.Add(Record{User: k.u, Class: k.c, Cards: k.cards, Limit: lim,
+					Runtime: lim * rapid.SampledFrom([]float64{0, 0.1, 0.37, 0.5, 0.9, 1, 1.2}).Draw(t, "ratio")})
+				for ck := range cache {
+					check(ck)
+				}
+			} else {
+				check(k)
+			}
+		}
+		r, err := RestoreWindow(w.cfg, w.State())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, c := range cache {
+			if r.Current(c.tok) {
+				t.Fatalf("a token of the window %+v is current on its restored copy", k)
+			}
+		}
+		if r.Current(Token{}) {
+			t.Fatal("the zero token is current")
+		}
+	})
+	if kept == 0 {
+		t.Error("no token was ever still current: the test checks nothing")
+	}
+}
+
+// TestTokenNewErrorRing: a job's user+class gets its first score from a
+// job of another card count, which leaves the ring the estimate read
+// untouched but makes the estimator unreliable for it (rapid found it).
+func TestTokenNewErrorRing(t *testing.T) {
+	w := NewWindow(Config{MinSamples: 2, ErrWindow: 2, MaxExceed: 0.3})
+	w.Add(Record{User: "a", Class: "y", Cards: 2, Limit: 60, Runtime: 0})
+	w.Add(Record{User: "a", Class: "y", Cards: 2, Limit: 60, Runtime: 0})
+	_, b, tok := w.EstimateRatios("a", "y", 2)
+	if b.Level != "user+class+cards" || b.Unreliable {
+		t.Fatalf("basis %+v, want user+class+cards, reliable", b)
+	}
+	w.Add(Record{User: "a", Class: "y", Cards: 1, Limit: 60, Runtime: 6})
+	if _, b2, _ := w.EstimateRatios("a", "y", 2); !b2.Unreliable {
+		t.Fatalf("basis %+v after a miss, want unreliable", b2)
+	}
+	if w.Current(tok) {
+		t.Error("the token is still current after the user+class's first score")
+	}
 }

@@ -81,6 +81,11 @@ type Window struct {
 	keys map[string]*ring
 	errs map[string]*errRing // per user+class: did jobs outlive their predicted p90?
 	n    int
+	// epoch counts the changes that can move an estimate to another ring:
+	// a ring reaching MinSamples (a level that was passed over becomes the
+	// one read) and a new error ring (a user+class that had no score has
+	// one). Rings never shrink and are never removed, so nothing else can.
+	epoch uint64
 }
 
 // NewWindow returns an empty history.
@@ -92,9 +97,11 @@ type ring struct {
 	vals   []float64
 	next   int
 	sorted []float64 // nil when stale
+	ver    uint64    // values added: any change to vals bumps it
 }
 
 func (r *ring) add(v float64, capacity int) {
+	r.ver++
 	if len(r.vals) < capacity {
 		r.vals = append(r.vals, v)
 	} else {
@@ -115,9 +122,11 @@ func (r *ring) sortedVals() []float64 {
 type errRing struct {
 	hits []bool
 	next int
+	ver  uint64 // scores added: any change to hits bumps it
 }
 
 func (e *errRing) add(hit bool, capacity int) {
+	e.ver++
 	if len(e.hits) < capacity {
 		e.hits = append(e.hits, hit)
 	} else {
@@ -168,6 +177,7 @@ func (w *Window) Add(r Record) {
 		if e == nil {
 			e = &errRing{}
 			w.errs[ek] = e
+			w.epoch++
 		}
 		e.add(hit, w.cfg.ErrWindow)
 	}
@@ -181,7 +191,11 @@ func (w *Window) Add(r Record) {
 		if i == 4 {
 			capacity *= 16
 		}
+		short := len(rg.vals) < w.cfg.MinSamples
 		rg.add(ratio, capacity)
+		if short && len(rg.vals) >= w.cfg.MinSamples {
+			w.epoch++
+		}
 	}
 	w.n++
 }
@@ -201,33 +215,101 @@ func (w *Window) Score(r Record) (scored, exceeded bool) {
 }
 
 func (w *Window) lookup(user, class string, cards int) ([]float64, int, bool) {
-	for i, k := range levels(user, class, cards) {
-		if rg := w.keys[k]; rg != nil && len(rg.vals) >= w.cfg.MinSamples {
-			return rg.sortedVals(), i, true
-		}
+	if rg, i := w.lookupRing(user, class, cards); rg != nil {
+		return rg.sortedVals(), i, true
 	}
 	return nil, -1, false
+}
+
+// lookupRing returns the ring an estimate reads, the first level with
+// MinSamples values, and its level; nil when none has.
+func (w *Window) lookupRing(user, class string, cards int) (*ring, int) {
+	for i, k := range levels(user, class, cards) {
+		if rg := w.keys[k]; rg != nil && len(rg.vals) >= w.cfg.MinSamples {
+			return rg, i
+		}
+	}
+	return nil, -1
 }
 
 // Estimate returns the runtime distribution of a job that has not started,
 // in seconds, capped at its time limit.
 func (w *Window) Estimate(j *model.Job) (Dist, Basis) {
-	limit := j.TimeLimit.Seconds()
-	sorted, lvl, ok := w.lookup(j.User, j.Class, j.Cards)
-	if !ok {
-		return Point(limit), Basis{Level: "limit"}
+	r, b, _ := w.EstimateRatios(j.User, j.Class, j.Cards)
+	return r.Of(j.TimeLimit.Seconds()), b
+}
+
+// Ratios is an estimate before it is scaled to a job's time limit: the
+// distribution of runtime/limit the history gives the job's user, class
+// and card count, or none (the estimate is the limit itself).
+type Ratios struct {
+	d     Dist // runtime/limit; unused when limit
+	limit bool
+}
+
+// Of returns the runtime distribution, in seconds and capped at the limit,
+// of a job with this time limit in seconds: what Estimate returns for it.
+func (r *Ratios) Of(limit float64) Dist {
+	if r.limit {
+		return Point(limit)
 	}
+	// FromSorted(sorted, limit) scales each interpolated ratio by the
+	// limit; r.d holds them scaled by 1, so this is the same product.
+	d := r.d
+	for i := range d.Q {
+		d.Q[i] *= limit
+	}
+	return d.Cap(limit)
+}
+
+// Token says what one estimate read of a window, so that Current can tell
+// cheaply whether the window would still answer the same: the ring it read
+// (none when it fell back to the limit) and the user+class's error ring,
+// each at its version, and the window's epoch (no ring that takes
+// precedence has reached MinSamples since, no error ring was created). The
+// zero Token is never current.
+type Token struct {
+	w     *Window
+	rg    *ring
+	er    *errRing
+	rgVer uint64
+	erVer uint64
+	epoch uint64
+}
+
+// EstimateRatios returns the estimate of the jobs of a user, class and
+// card count before it is scaled to a limit (Estimate of a job is
+// EstimateRatios of its user, class and cards, Of its limit), its basis,
+// and the Token that says while both hold.
+func (w *Window) EstimateRatios(user, class string, cards int) (Ratios, Basis, Token) {
+	t := Token{w: w, epoch: w.epoch}
+	rg, lvl := w.lookupRing(user, class, cards)
+	if rg == nil {
+		return Ratios{limit: true}, Basis{Level: "limit"}, t
+	}
+	t.rg, t.rgVer = rg, rg.ver
+	sorted := rg.sortedVals()
 	b := Basis{Level: levelNames[lvl], Samples: len(sorted)}
-	if e := w.errs["uc\x00"+j.User+"\x00"+j.Class]; e != nil {
+	if e := w.errs["uc\x00"+user+"\x00"+class]; e != nil {
+		t.er, t.erVer = e, e.ver
 		rate, n := e.rate()
 		b.Exceed = rate
 		if n >= w.cfg.ErrWindow/2 && rate > w.cfg.MaxExceed {
 			b.Unreliable = true
 			b.Level = "limit"
-			return Point(limit), b
+			return Ratios{limit: true}, b, t
 		}
 	}
-	return FromSorted(sorted, limit).Cap(limit), b
+	return Ratios{d: FromSorted(sorted, 1)}, b, t
+}
+
+// Current says whether EstimateRatios would answer, for the user, class
+// and card count the token's estimate was made for, exactly what it
+// answered then.
+func (w *Window) Current(t Token) bool {
+	return t.w == w && t.epoch == w.epoch &&
+		(t.rg == nil || t.rg.ver == t.rgVer) &&
+		(t.er == nil || t.er.ver == t.erVer)
 }
 
 // Remaining returns the distribution of a running job's remaining time,
