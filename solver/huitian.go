@@ -113,6 +113,10 @@ type Huitian struct {
 	// prof is the last cycle's profile, reset and reused while the layout
 	// is the same (a new one costs an allocation per card).
 	prof *profile.Profile
+	// holders, runDists and runRems are the last cycle's buffers of the
+	// cycle's fields of those names, reused (a cycle never outlives Plan).
+	holders           []holder
+	runDists, runRems []estimate.Dist
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -245,6 +249,16 @@ func (h *Huitian) sweepEstimates() {
 	h.estKept = len(h.est)
 }
 
+// resized returns *buf with length n, its contents unspecified, and keeps
+// it in *buf: a new array only when the old one is too short.
+func resized[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
+}
+
 func ceilSec(v float64) int64 {
 	if v <= 0 {
 		return 0
@@ -356,9 +370,11 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 		c.h.prof = profile.New(c.lay)
 	}
 	c.prof = c.h.prof
-	c.holder = make([]holder, len(c.lay.Cards))
-	c.runDist = make([]estimate.Dist, len(s.Running))
-	c.runRem = make([]estimate.Dist, len(s.Running))
+	c.holder = resized(&c.h.holders, len(c.lay.Cards))
+	clear(c.holder)
+	// Every running job's entries are written below.
+	c.runDist = resized(&c.h.runDists, len(s.Running))
+	c.runRem = resized(&c.h.runRems, len(s.Running))
 	c.h.cards.Begin(c.lay)
 	defer c.h.cards.End(len(s.Running))
 	for i := range s.Running {

@@ -58,7 +58,7 @@ func (d *Dist) CDF(x float64) float64 {
 		return 1
 	}
 	// The last grid point at or below x.
-	i := sortSearch(d.Q[:], x)
+	i := sortSearch(&d.Q, x)
 	if i >= Grid-1 {
 		return 1
 	}
@@ -71,15 +71,21 @@ func (d *Dist) CDF(x float64) float64 {
 	return (float64(i) + f) / (Grid - 1)
 }
 
-// sortSearch returns the largest i with q[i] ≤ x (q sorted, q[0] ≤ x).
-func sortSearch(q []float64, x float64) int {
-	i, _ := slices.BinarySearchFunc(q, x, func(v, t float64) int {
-		if v <= t {
-			return -1
+// sortSearch returns the largest i with q[i] ≤ x (q sorted, q[0] ≤ x):
+// slices.BinarySearchFunc's search for the first q[i] > x, written out
+// (a hot path: every CDF, so every running job's remaining time, every
+// cycle).
+func sortSearch(q *[Grid]float64, x float64) int {
+	lo, hi := 0, Grid
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if q[m] <= x {
+			lo = m + 1
+		} else {
+			hi = m
 		}
-		return 1
-	})
-	return i - 1
+	}
+	return lo - 1
 }
 
 // Survival returns P(X > x).
