@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/sim/trace"
@@ -48,10 +51,22 @@ func TestSuiteSlice(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
 	}
-	if got.Reference != "easy" || got.Estimates != "user" || len(got.Rows) != 4 {
-		t.Fatalf("reference %q, estimates %q, %d rows; want easy, user and 2 traces × 2 policies", got.Reference, got.Estimates, len(got.Rows))
+	if got.Reference != "easy" || got.Estimates != "user" || len(got.Rows) != 6 {
+		t.Fatalf("reference %q, estimates %q, %d rows; want easy, user and 2 traces × (2 policies and the control)", got.Reference, got.Estimates, len(got.Rows))
 	}
 	var misses, soft []string
+	failed := 0
+	for _, r := range got.Rows {
+		if r.Control != (r.Policy == suiteControl) {
+			t.Errorf("row %s %s: control %v", r.Workload, r.Policy, r.Control)
+		}
+		if !r.Pass && !r.Control {
+			failed++
+		}
+	}
+	if failed != got.Failed {
+		t.Errorf("failed %d, want %d: the rows that fail, the control's not counted", got.Failed, failed)
+	}
 	for _, r := range got.Rows {
 		if r.Jobs != 1500 || r.Load != 0.9 || r.ClassJobs == 0 || r.Class == "" || r.MeanWaitRatio == nil {
 			t.Errorf("row %+v: want 1500 jobs at load 0.9 and a largest class compared on its jobs", r)
@@ -64,7 +79,7 @@ func TestSuiteSlice(t *testing.T) {
 			misses = append(misses, fmt.Sprintf("%s %s: largest class %s mean ×%.3f p95 ×%.3f (a %v), bsld %.2f vs %.2f (b %v), completion %v (c %v), lost %v (d %v)",
 				r.Workload, r.Policy, r.Class, deref(r.MeanWaitRatio), deref(r.P95WaitRatio), r.LargestWait, r.AvgBSLD, r.RefAvgBSLD, r.Slowdown,
 				deref(r.CompletionRate), r.Completion, deref(r.LostShare), r.Lost))
-		} else if !r.Pass {
+		} else if !r.Pass && !r.Control {
 			soft = append(soft, fmt.Sprintf("%s %s: largest class %s mean ×%.3f p95 ×%.3f (a %v), bsld %.2f vs %.2f (b %v)",
 				r.Workload, r.Policy, r.Class, deref(r.MeanWaitRatio), deref(r.P95WaitRatio), r.LargestWait, r.AvgBSLD, r.RefAvgBSLD, r.Slowdown))
 		}
@@ -157,4 +172,47 @@ func TestSuiteBadFlags(t *testing.T) {
 			t.Errorf("%q: error %v, want exit status 2 naming the flag", strings.Join(args, " "), err)
 		}
 	}
+}
+
+// TestSuiteControl: the control plans with every queued job's limit a
+// minute longer and changes nothing else, and its rows are reported with
+// the noise floor's count, never failing the suite.
+func TestSuiteControl(t *testing.T) {
+	var seen []time.Duration
+	p := paddedLimits{p: plannerFunc(func(_ context.Context, s *model.Snapshot) (*model.Decision, error) {
+		for _, j := range s.Queued {
+			seen = append(seen, j.TimeLimit)
+		}
+		return &model.Decision{}, nil
+	}), pad: suiteControlPad}
+	s := &model.Snapshot{Queued: []model.Job{{ID: "a", TimeLimit: time.Hour}, {ID: "b", TimeLimit: 90 * time.Second}}}
+	if _, err := p.Plan(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{time.Hour + time.Minute, 150 * time.Second}; !slices.Equal(seen, want) {
+		t.Errorf("the planner saw limits %v, want %v", seen, want)
+	}
+	if s.Queued[0].TimeLimit != time.Hour || s.Queued[1].TimeLimit != 90*time.Second {
+		t.Errorf("the snapshot was changed: %v, %v", s.Queued[0].TimeLimit, s.Queued[1].TimeLimit)
+	}
+
+	rows := []suiteRow{
+		{Workload: "w", Load: 0.9, Policy: "huitian", LargestWait: true, Slowdown: true, Completion: true, Lost: true, Pass: true},
+		{Workload: "w", Load: 0.9, Policy: suiteControl, LargestWait: false, Slowdown: true, Completion: true, Lost: true, Control: true},
+	}
+	var b strings.Builder
+	if err := writeSuiteTable(&b, "easy", rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 of 1 rows pass", "misses (a) on 1 and (b) on 0 of 1 rows", " control\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+type plannerFunc func(context.Context, *model.Snapshot) (*model.Decision, error)
+
+func (f plannerFunc) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	return f(ctx, s)
 }

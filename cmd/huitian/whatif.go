@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,9 @@ type policyRun struct {
 	name   string // as given: easy, hybrid-8, …
 	policy model.Policy
 	depth  int
+	// pad lengthens every queued job's time limit as the planner sees it
+	// (the suite's control run); 0 for a policy as it is.
+	pad time.Duration
 }
 
 func newWhatifCmd() *cobra.Command {
@@ -90,7 +94,10 @@ at every load of --suite-loads, under easy, huitian-greedy and huitian, and
 prints one row per workload, load and policy with pass/fail against the
 targets (largest size class's mean and p95 wait ≤ easy's × 1.02 on the same
 jobs; avg bounded slowdown ≤ easy's; backfill completion ≥ 0.95; lost ≤ 1%
-of busy card-seconds). It exits with status 1 when a row fails.
+of busy card-seconds), and a control, easy+1m (EASY planning with every
+queued job's limit one minute longer: no policy change), whose rows show
+how far one run moves by chance and never fail. It exits with status 1
+when a policy's row fails.
 
   huitian whatif --suite --suite-traces lublin,hpc2n --suite-loads 0.9 --suite-jobs 2000`,
 		Args: cobra.NoArgs,
@@ -416,9 +423,15 @@ func writeWhatif(cmd *cobra.Command, o whatifOutputs, sw *whatifSweep, results [
 // simPolicy is a policy's planner and options for sim.WhatIf.
 func simPolicy(pr policyRun) sim.Policy {
 	return sim.Policy{
-		Name:       pr.name,
-		NewPlanner: func() (sim.Planner, error) { return solver.New(pr.policy, pr.depth) },
-		Options:    model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
+		Name: pr.name,
+		NewPlanner: func() (sim.Planner, error) {
+			p, err := solver.New(pr.policy, pr.depth)
+			if err != nil || pr.pad == 0 {
+				return p, err
+			}
+			return paddedLimits{p, pr.pad}, nil
+		},
+		Options: model.Options{Policy: pr.policy, ReservationDepth: pr.depth},
 	}
 }
 
@@ -691,4 +704,22 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%.3f\t\n", runs[i].name, []string{"lead", "shadow"}[i], sd.Starts, sd.Cards, sd.Relief, sd.Risk)
 	}
 	return tw.Flush()
+}
+
+// paddedLimits plans with every queued job's time limit pad longer: the
+// suite's control run, a perturbation of the planner's input that changes
+// nothing about the policy. It is a Planner only (never a Learner): the
+// control runs a baseline.
+type paddedLimits struct {
+	p   solver.Planner
+	pad time.Duration
+}
+
+func (l paddedLimits) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	c := *s
+	c.Queued = slices.Clone(s.Queued)
+	for i := range c.Queued {
+		c.Queued[i].TimeLimit += l.pad
+	}
+	return l.p.Plan(ctx, &c)
 }
