@@ -294,11 +294,12 @@ func writeSuite(cmd *cobra.Command, asJSON bool, sw *suiteSweep, results [][]*si
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Reference string     `json:"reference"`
-			Estimates string     `json:"estimates"`
-			Rows      []suiteRow `json:"rows"`
-			Failed    int        `json:"failed"`
-		}{sw.Reference, sw.Estimates, rows, failed}); err != nil {
+			Reference string        `json:"reference"`
+			Estimates string        `json:"estimates"`
+			Rows      []suiteRow    `json:"rows"`
+			Failed    int           `json:"failed"`
+			Families  []suiteFamily `json:"families"`
+		}{sw.Reference, sw.Estimates, rows, failed, suiteFamilies(rows)}); err != nil {
 			return err
 		}
 	} else if err := writeSuiteTable(cmd.OutOrStdout(), sw.Reference, rows); err != nil {
@@ -618,10 +619,98 @@ func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 	if _, err := fmt.Fprintf(w, "\n%d of %d rows pass\n", passed, checked); err != nil {
 		return err
 	}
+	if fams := suiteFamilies(rows); len(fams) > 0 {
+		fmt.Fprintf(w, "\nover the rows of each family (the mean of the rows' ratios; a single run moves by chance, the mean much less):\n\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "family\tpolicy\trows\tlargest class mean wait ×%[1]s\t(min – max)\tp95 wait ×%[1]s\tbsld ×%[1]s\trows failing a\trows failing b\t\n", reference)
+		for _, f := range fams {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f – %.3f\t%.3f\t%.3f\t%d\t%d\t\n",
+				f.Family, f.Policy, f.Rows, f.MeanWaitRatio, f.MinMeanWaitRatio, f.MaxMeanWaitRatio, f.P95WaitRatio, f.BSLDRatio, f.FailA, f.FailB)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if ctlRows == 0 {
 		return nil
 	}
 	_, err := fmt.Fprintf(w, "control %s (%s planning with every queued job's limit one minute longer: no policy change) misses (a) on %d and (b) on %d of %d rows: the noise floor of one run\n",
 		suiteControl, reference, ctlA, ctlB, ctlRows)
 	return err
+}
+
+// suiteFamily sums up a policy's rows over a family of workloads: the
+// traces, or the synthetic seeds. One run's ratio moves by chance by
+// several percent (the control shows how far); their mean over a family
+// moves much less, and is where a systematic harm to the largest class
+// would show.
+type suiteFamily struct {
+	Family           string  `json:"family"`
+	Policy           string  `json:"policy"`
+	Rows             int     `json:"rows"`
+	MeanWaitRatio    float64 `json:"largest_mean_wait_ratio"`
+	MinMeanWaitRatio float64 `json:"largest_mean_wait_ratio_min"`
+	MaxMeanWaitRatio float64 `json:"largest_mean_wait_ratio_max"`
+	P95WaitRatio     float64 `json:"largest_p95_wait_ratio"`
+	BSLDRatio        float64 `json:"avg_bsld_ratio"`
+	FailA            int     `json:"rows_failing_a"`
+	FailB            int     `json:"rows_failing_b"`
+}
+
+// suiteFamilies sums the rows up per family and policy, in the rows'
+// order; rows without a largest class compared (or a reference bounded
+// slowdown of 0) leave the means they lack.
+func suiteFamilies(rows []suiteRow) []suiteFamily {
+	type acc struct {
+		f          suiteFamily
+		n, nb      int
+		mean, p95  float64
+		bsld       float64
+		minR, maxR float64
+	}
+	var order []string
+	byKey := map[string]*acc{}
+	for _, r := range rows {
+		fam := "traces"
+		if strings.HasPrefix(r.Workload, "synth:") {
+			fam = "synth"
+		}
+		key := fam + "\x00" + r.Policy
+		a := byKey[key]
+		if a == nil {
+			a = &acc{f: suiteFamily{Family: fam, Policy: r.Policy}, minR: math.Inf(1), maxR: math.Inf(-1)}
+			byKey[key] = a
+			order = append(order, key)
+		}
+		a.f.Rows++
+		if !r.LargestWait {
+			a.f.FailA++
+		}
+		if !r.Slowdown {
+			a.f.FailB++
+		}
+		if r.MeanWaitRatio != nil && r.P95WaitRatio != nil {
+			a.n++
+			a.mean += *r.MeanWaitRatio
+			a.p95 += *r.P95WaitRatio
+			a.minR, a.maxR = min(a.minR, *r.MeanWaitRatio), max(a.maxR, *r.MeanWaitRatio)
+		}
+		if r.RefAvgBSLD > 0 {
+			a.nb++
+			a.bsld += r.AvgBSLD / r.RefAvgBSLD
+		}
+	}
+	out := make([]suiteFamily, 0, len(order))
+	for _, key := range order {
+		a := byKey[key]
+		if a.n > 0 {
+			a.f.MeanWaitRatio, a.f.P95WaitRatio = a.mean/float64(a.n), a.p95/float64(a.n)
+			a.f.MinMeanWaitRatio, a.f.MaxMeanWaitRatio = a.minR, a.maxR
+		}
+		if a.nb > 0 {
+			a.f.BSLDRatio = a.bsld / float64(a.nb)
+		}
+		out = append(out, a.f)
+	}
+	return out
 }

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/sim/trace"
 )
@@ -196,15 +199,32 @@ func TestSuiteControl(t *testing.T) {
 		t.Errorf("the snapshot was changed: %v, %v", s.Queued[0].TimeLimit, s.Queued[1].TimeLimit)
 	}
 
+	f := func(v float64) *float64 { return &v }
 	rows := []suiteRow{
-		{Workload: "w", Load: 0.9, Policy: "huitian", LargestWait: true, Slowdown: true, Completion: true, Lost: true, Pass: true},
-		{Workload: "w", Load: 0.9, Policy: suiteControl, LargestWait: false, Slowdown: true, Completion: true, Lost: true, Control: true},
+		{Workload: "w", Load: 0.9, Policy: "huitian", LargestWait: true, Slowdown: true, Completion: true, Lost: true, Pass: true,
+			MeanWaitRatio: f(0.9), P95WaitRatio: f(1), AvgBSLD: 8, RefAvgBSLD: 10},
+		{Workload: "w", Load: 0.9, Policy: suiteControl, LargestWait: false, Slowdown: true, Completion: true, Lost: true, Control: true,
+			MeanWaitRatio: f(1.1), P95WaitRatio: f(1.1), AvgBSLD: 10, RefAvgBSLD: 10},
+		{Workload: "v", Load: 0.9, Policy: "huitian", LargestWait: false, Slowdown: false, Completion: true, Lost: true,
+			MeanWaitRatio: f(1.2), P95WaitRatio: f(1.1), AvgBSLD: 12, RefAvgBSLD: 10},
+		{Workload: "synth:jobs=5,seed=1", Load: 0.9, Policy: "huitian", LargestWait: true, Slowdown: true, Completion: true, Lost: true, Pass: true,
+			AvgBSLD: 1, RefAvgBSLD: 1},
+	}
+	// By hand: the traces' huitian rows average (0.9 + 1.2) / 2, p95
+	// (1 + 1.1) / 2, bsld (0.8 + 1.2) / 2; the synth row has no class.
+	want := []suiteFamily{
+		{Family: "traces", Policy: "huitian", Rows: 2, MeanWaitRatio: 1.05, MinMeanWaitRatio: 0.9, MaxMeanWaitRatio: 1.2, P95WaitRatio: 1.05, BSLDRatio: 1, FailA: 1, FailB: 1},
+		{Family: "traces", Policy: suiteControl, Rows: 1, MeanWaitRatio: 1.1, MinMeanWaitRatio: 1.1, MaxMeanWaitRatio: 1.1, P95WaitRatio: 1.1, BSLDRatio: 1, FailA: 1},
+		{Family: "synth", Policy: "huitian", Rows: 1, BSLDRatio: 1},
+	}
+	if diff := cmp.Diff(want, suiteFamilies(rows), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("families (-want +got):\n%s", diff)
 	}
 	var b strings.Builder
 	if err := writeSuiteTable(&b, "easy", rows); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1 of 1 rows pass", "misses (a) on 1 and (b) on 0 of 1 rows", " control\n"} {
+	for _, want := range []string{"2 of 3 rows pass", "misses (a) on 1 and (b) on 0 of 1 rows", " control\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
