@@ -269,3 +269,64 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 		t.Fatalf("survival on the cards of ck, bf and rg is %v, want 1", other)
 	}
 }
+
+// TestHoldPreemptionWhenLostIsHigh: a checkpointable backfill job holds
+// half of the node the head needs until its limit, 9 h away; suspending
+// it starts the head when the regular job ends, in 8 minutes. The planner makes
+// it yield, and the decision's lost card-seconds (its checkpoint written
+// and read back) are counted; with lost work above LostTarget of busy
+// card-seconds the tuner holds preemption, and the head waits for EASY's
+// start.
+func TestHoldPreemptionWhenLostIsHigh(t *testing.T) {
+	world := func() (*model.Snapshot, *Huitian) {
+		c := modeltest.Uniform(1, 4, 0)
+		now := modeltest.Epoch.Add(100 * time.Hour)
+		main := modeltest.Job("main").Cards(2).Limit(time.Hour + 8*time.Minute).Build()
+		bf := modeltest.Job("bf").Cards(2).Limit(10 * time.Hour).Checkpoint(5 * time.Minute).Build()
+		rb := modeltest.Running(bf, now.Add(-time.Hour), modeltest.Refs("n000", 2, 2)...)
+		rb.Kind = model.Backfill
+		s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{
+			modeltest.Running(main, now.Add(-time.Hour), modeltest.Refs("n000", 0, 2)...), rb,
+		}}
+		s.Queued = []model.Job{modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build()}
+		return s, NewHuitianGreedy(DefaultConfig())
+	}
+	s, h := world()
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := h.Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Preemptions) != 1 || d.Preemptions[0].JobID != "bf" || d.Preemptions[0].Action != model.PreemptSuspend {
+		t.Fatalf("preemptions %+v, want bf suspended for the head (reservations %+v, pending %+v)", d.Preemptions, d.Reservations, d.Pending)
+	}
+	// 2 cards × (5 min written + 5 min read back).
+	if got := lostTo(s, d); got != 2*600 {
+		t.Errorf("lost %v card-s, want 1200", got)
+	}
+	// A requeue loses the run so far and the notice: 2 cards × (1 h + 30 s).
+	rq := &model.Decision{Preemptions: []model.Preemption{{JobID: "bf", Action: model.PreemptRequeue, Notice: 30 * time.Second}}}
+	if got := lostTo(s, rq); got != 2*3630 {
+		t.Errorf("requeue lost %v card-s, want 7260", got)
+	}
+
+	s, h = world()
+	// 1,200 card-s lost over 100,000 busy: 1.2%, above the 1% target.
+	h.mem.tuner.Work(100000, 1200)
+	h.mem.tuner.Backfill(h.cfg.Tune, false, s.Now)
+	if !h.mem.tuner.Params.HoldPreemption {
+		t.Fatalf("lost share %v: preemption not held", h.mem.tuner.Measures().LostShare)
+	}
+	d, err = h.Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Preemptions) != 0 {
+		t.Fatalf("preemptions %+v while held", d.Preemptions)
+	}
+	if len(d.Reservations) != 1 || d.Reservations[0].Start.Sub(s.Now) != 9*time.Hour {
+		t.Fatalf("reservations %+v, want the head at bf's limit, 9 h from now", d.Reservations)
+	}
+}

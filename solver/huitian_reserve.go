@@ -95,6 +95,11 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		}
 		return d, yield, baseline.Rel(s.Now, d.Reservations[0].Start), true
 	}
+	if h.mem.tuner.Params.HoldPreemption {
+		// Too much work lost to preemption lately: the head waits for
+		// what EASY gives it.
+		return core, planned, nil, nil
+	}
 	if d, yield, t1, ok := try(false); ok && t0-t1 > baseline.Seconds(h.cfg.Preempt.MinGain) {
 		return d, yield, c.victims(d, head.JobID, yield), nil
 	}

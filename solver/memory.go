@@ -23,8 +23,8 @@ type memory struct {
 	// do not teach the runtime history.
 	preempted map[string]bool
 
-	lastNow                time.Time
-	lastIdle, lastBackfill int
+	lastNow                          time.Time
+	lastIdle, lastBackfill, lastBusy int
 }
 
 func newMemory(cfg Config) memory {
@@ -88,13 +88,52 @@ func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 			m.window[st.JobID] = st.WindowEnd
 		}
 	}
+	busy := 0
+	for i := range s.Running {
+		busy += len(s.Running[i].Cards)
+	}
+	for _, st := range d.Starts {
+		busy += len(st.Cards)
+	}
 	if !m.lastNow.IsZero() && s.Now.After(m.lastNow) {
 		dt := s.Now.Sub(m.lastNow).Seconds()
 		m.tuner.Capacity(float64(m.lastBackfill)*dt, float64(m.lastIdle)*dt)
+		m.tuner.Work(float64(m.lastBusy)*dt, lostTo(s, d))
+	} else {
+		m.tuner.Work(0, lostTo(s, d))
 	}
 	m.lastNow = s.Now
 	m.lastIdle = d.Stats.IdleCards
 	m.lastBackfill = d.Stats.BackfillCards
+	m.lastBusy = busy
+}
+
+// lostTo returns the card-seconds the decision's preemptions will lose: a
+// requeued job its run so far and until its notice runs out, a suspended
+// one its checkpoint written and read back.
+func lostTo(s *model.Snapshot, d *model.Decision) float64 {
+	if len(d.Preemptions) == 0 {
+		return 0
+	}
+	idx := make(map[string]int, len(s.Running))
+	for i := range s.Running {
+		idx[s.Running[i].Job.ID] = i
+	}
+	lost := 0.0
+	for _, p := range d.Preemptions {
+		i, ok := idx[p.JobID]
+		if !ok {
+			continue
+		}
+		r := &s.Running[i]
+		cards := float64(len(r.Cards))
+		if p.Action == model.PreemptSuspend {
+			lost += cards * 2 * r.Job.CheckpointCost.Seconds()
+		} else {
+			lost += cards * (s.Now.Sub(r.Start) + p.Notice).Seconds()
+		}
+	}
+	return lost
 }
 
 // PlannerStatus returns the controller's parameters and the backfill

@@ -48,6 +48,7 @@ type savedMemory struct {
 	LastNow       time.Time            `json:"lastNow"`
 	LastIdle      int                  `json:"lastIdle"`
 	LastBackfill  int                  `json:"lastBackfill"`
+	LastBusy      int                  `json:"lastBusy"`
 }
 
 type jobTime struct {
@@ -85,7 +86,7 @@ func (h *Huitian) MarshalMemory() ([]byte, error) {
 		FirstReserved: sortedTimes(m.firstReserved),
 		Window:        sortedTimes(m.window),
 		Preempted:     make([]string, 0, len(m.preempted)),
-		LastNow:       m.lastNow, LastIdle: m.lastIdle, LastBackfill: m.lastBackfill,
+		LastNow:       m.lastNow, LastIdle: m.lastIdle, LastBackfill: m.lastBackfill, LastBusy: m.lastBusy,
 	}
 	for j, p := range m.preempted {
 		if p {
@@ -138,7 +139,7 @@ func (h *Huitian) UnmarshalMemory(b []byte) error {
 	}
 	h.mem = memory{
 		hist: hist, tuner: sm.Tuner, firstReserved: first, window: window, preempted: preempted,
-		lastNow: sm.LastNow, lastIdle: sm.LastIdle, lastBackfill: sm.LastBackfill,
+		lastNow: sm.LastNow, lastIdle: sm.LastIdle, lastBackfill: sm.LastBackfill, lastBusy: sm.LastBusy,
 	}
 	h.est, h.estKept = nil, 0
 	return nil

@@ -11,6 +11,7 @@ type Config struct {
 	CompletionTarget float64       // backfill completion rate target (default 0.95)
 	MainWaitTarget   time.Duration // main-job wait delta target (default 60 s)
 	ExceedTarget     float64       // estimator error above which ε shrinks (default 0.2)
+	LostTarget       float64       // lost card-seconds over busy ones above which preemption for the head is held (default 0.01)
 
 	RuntimeMin, RuntimeMax time.Duration // bounds of the maximum backfill runtime (10 min, 7 days)
 	RuntimeShrink          float64       // multiplicative decrease (0.8)
@@ -28,7 +29,7 @@ type Config struct {
 // Defaults returns the documented defaults.
 func Defaults() Config {
 	return Config{
-		CompletionTarget: 0.95, MainWaitTarget: time.Minute, ExceedTarget: 0.2,
+		CompletionTarget: 0.95, MainWaitTarget: time.Minute, ExceedTarget: 0.2, LostTarget: 0.01,
 		RuntimeMin: 10 * time.Minute, RuntimeMax: 7 * 24 * time.Hour, RuntimeShrink: 0.8, RuntimeGrow: 30 * time.Minute,
 		ProtectMin: 0.10, ProtectMax: 0.20, ProtectStep: 0.01,
 		EpsilonMin: 0.005, EpsilonMax: 0.05, EpsilonShrink: 0.8,
@@ -41,6 +42,11 @@ type Params struct {
 	MaxBackfillRuntime time.Duration
 	ProtectFraction    float64
 	Epsilon            float64
+	// HoldPreemption: the work lost to preemption is above LostTarget of
+	// the busy card-seconds, so the planner makes no backfill job yield
+	// for the head's sake beyond what their windows owe (an overrun window
+	// is still requeued: that is the guarantee), until it is back below.
+	HoldPreemption bool
 }
 
 // Measures are the three backfill measures over the window; a measure with
@@ -50,6 +56,7 @@ type Measures struct {
 	Utilization     float64 // backfill card-seconds / otherwise idle card-seconds
 	MainWaitDelta   float64 // seconds: mean(actual start − first reserved start) of main jobs
 	EstimatorExceed float64 // share of recent jobs that outlived their p90
+	LostShare       float64 // card-seconds lost to preemption over busy card-seconds, recent cycles
 	BackfillJobs    int
 	MainJobs        int
 }
@@ -73,8 +80,12 @@ type State struct {
 	// Capacity accounting: card-seconds used by backfill, and card-seconds
 	// that would otherwise have been idle, over recent cycles.
 	BackfillCardSec, IdleCardSec float64
-	SinceAdjust                  int
-	Log                          []Change // the most recent adjustments, oldest first
+	// Work accounting: card-seconds lost to the preemptions the planner
+	// decided (work redone, checkpoints written and read) and card-seconds
+	// busy, over recent cycles.
+	LostCardSec, BusyCardSec float64
+	SinceAdjust              int
+	Log                      []Change // the most recent adjustments, oldest first
 }
 
 // NewState returns the controller at its defaults: the maximum backfill
@@ -103,7 +114,7 @@ func push[T any](s []T, v T, n int) []T {
 func (s *State) Backfill(c Config, completed bool, at time.Time) {
 	s.Outcomes = push(s.Outcomes, completed, c.Window)
 	s.SinceAdjust++
-	if s.SinceAdjust >= c.Every || !completed && s.Measures().CompletionRate < c.CompletionTarget {
+	if m := s.Measures(); s.SinceAdjust >= c.Every || !completed && (m.CompletionRate < c.CompletionTarget || m.LostShare > c.LostTarget) {
 		s.adjust(c, at)
 	}
 }
@@ -126,9 +137,18 @@ func (s *State) Capacity(backfill, idle float64) {
 	s.IdleCardSec = s.IdleCardSec*keep + idle
 }
 
+// Work records one cycle interval's busy card-seconds and the
+// card-seconds the preemptions decided in it will lose. The totals decay
+// as Capacity's do.
+func (s *State) Work(busy, lost float64) {
+	const keep = 0.999
+	s.BusyCardSec = s.BusyCardSec*keep + busy
+	s.LostCardSec = s.LostCardSec*keep + lost
+}
+
 // Measures returns the current measures.
 func (s *State) Measures() Measures {
-	m := Measures{CompletionRate: math.NaN(), Utilization: math.NaN(), MainWaitDelta: math.NaN(), EstimatorExceed: math.NaN(),
+	m := Measures{CompletionRate: math.NaN(), Utilization: math.NaN(), MainWaitDelta: math.NaN(), EstimatorExceed: math.NaN(), LostShare: math.NaN(),
 		BackfillJobs: len(s.Outcomes), MainJobs: len(s.Waits)}
 	if n := len(s.Outcomes); n > 0 {
 		k := 0
@@ -138,6 +158,9 @@ func (s *State) Measures() Measures {
 			}
 		}
 		m.CompletionRate = float64(k) / float64(n)
+	}
+	if s.BusyCardSec > 0 {
+		m.LostShare = s.LostCardSec / s.BusyCardSec
 	}
 	if s.IdleCardSec > 0 {
 		m.Utilization = min(s.BackfillCardSec/s.IdleCardSec, 1)
@@ -204,7 +227,16 @@ func (s *State) adjust(c Config, at time.Time) {
 				fmt.Sprintf("main-wait delta %.0fs vs target %.0fs", m.MainWaitDelta, c.MainWaitTarget.Seconds())})
 		}
 	}
-	// 3. Estimates often wrong: accept less risk; else relax back (not
+	// 3. Work lost to preemption above target: hold preemption for the
+	// head until it is back below.
+	if !math.IsNaN(m.LostShare) {
+		if hold := m.LostShare > c.LostTarget; hold != p.HoldPreemption {
+			p.HoldPreemption = hold
+			s.log(Change{at, "hold_preemption", b2f(!hold), b2f(hold),
+				fmt.Sprintf("lost share %.4f vs target %.4f", m.LostShare, c.LostTarget)})
+		}
+	}
+	// 4. Estimates often wrong: accept less risk; else relax back (not
 	// while completion is below target).
 	if !math.IsNaN(m.EstimatorExceed) && !low {
 		old := p.Epsilon
@@ -218,4 +250,11 @@ func (s *State) adjust(c Config, at time.Time) {
 				fmt.Sprintf("estimator exceed rate %.3f vs target %.3f", m.EstimatorExceed, c.ExceedTarget)})
 		}
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
