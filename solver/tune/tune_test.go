@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -72,5 +73,40 @@ func TestFallIsAnsweredWithinTheWindow(t *testing.T) {
 	}
 	if s.Params.Epsilon >= before.Epsilon || s.Params.MaxBackfillRuntime >= before.MaxBackfillRuntime {
 		t.Fatalf("after the fall (%d preemptions since the last adjustment) params %+v, before %+v", n, s.Params, before)
+	}
+}
+
+// TestHoldPreemptionOnLostWork: 1,200 lost card-seconds over 100,000 busy
+// (1.2%) hold preemption at the next preemption; once busy work without
+// loss brings the share below 1%, the next adjustment lifts the hold. Both
+// changes are logged.
+func TestHoldPreemptionOnLostWork(t *testing.T) {
+	c := Defaults()
+	s := NewState(c)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.Work(100000, 1200)
+	if got := s.Measures().LostShare; math.Abs(got-0.012) > 1e-12 {
+		t.Fatalf("lost share %v, want 0.012", got)
+	}
+	s.Backfill(c, false, at)
+	if !s.Params.HoldPreemption {
+		t.Fatal("a preemption at 1.2% lost: not held")
+	}
+	// 0.999 × 100,000 + 100,000 busy, 0.999 × 1,200 lost: 0.6%.
+	s.Work(100000, 0)
+	for range c.Every {
+		s.Backfill(c, true, at)
+	}
+	if s.Params.HoldPreemption {
+		t.Fatalf("lost share %v: still held", s.Measures().LostShare)
+	}
+	var holds []float64
+	for _, ch := range s.Log {
+		if ch.Param == "hold_preemption" {
+			holds = append(holds, ch.To)
+		}
+	}
+	if len(holds) != 2 || holds[0] != 1 || holds[1] != 0 {
+		t.Errorf("hold changes logged %v, want [1 0]", holds)
 	}
 }
