@@ -20,6 +20,10 @@ type TunerParams struct {
 	ProtectFraction float64
 	// Epsilon is the controller's risk tolerance, in [0, 1].
 	Epsilon float64
+	// HoldPreemption: the work lost to preemption is above its target, so
+	// no backfill job is made to yield for the head (beyond an overrun
+	// window) until it is back below.
+	HoldPreemption bool
 }
 
 // BackfillMeasures say whether backfill works, over the tuner's window. A
@@ -29,6 +33,7 @@ type BackfillMeasures struct {
 	Utilization     float64       // share of otherwise idle card-time backfill used, [0, 1]
 	MainWaitDelta   time.Duration // main jobs' mean start delay past their first reservation
 	EstimatorExceed float64       // share of recent jobs that outlived their predicted p90, [0, 1]
+	LostShare       float64       // card-seconds lost to the planner's preemptions over busy card-seconds, recent cycles, ≥ 0
 	BackfillJobs    int
 	MainJobs        int
 }

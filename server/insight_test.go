@@ -147,8 +147,9 @@ func TestStatusReportsOnlyWhatThePlannerHas(t *testing.T) {
 	if err := protovalidate.Validate(resp.Msg); err != nil {
 		t.Errorf("status breaks the contract: %v", err)
 	}
-	if body := metricsText(t, ts); !strings.Contains(body, `huitian_tuner_epsilon{cluster="c2"}`) {
-		t.Errorf("/metrics lacks the tuner's epsilon for c2")
+	if body := metricsText(t, ts); !strings.Contains(body, `huitian_tuner_epsilon{cluster="c2"}`) ||
+		!strings.Contains(body, `huitian_tuner_hold_preemption{cluster="c2"} 0`) {
+		t.Errorf("/metrics lacks the tuner's epsilon or its preemption hold (0) for c2")
 	}
 }
 

@@ -42,6 +42,8 @@ type metrics struct {
 	tunerRuntime *prometheus.GaugeVec // cluster
 	tunerProtect *prometheus.GaugeVec // cluster
 	tunerEpsilon *prometheus.GaugeVec // cluster
+	tunerHold    *prometheus.GaugeVec // cluster
+	lostShare    *prometheus.GaugeVec // cluster
 }
 
 func newMetrics(cacheHitRatio func() float64, maxClusterLabels int) *metrics {
@@ -100,6 +102,8 @@ func newMetrics(cacheHitRatio func() float64, maxClusterLabels int) *metrics {
 	m.tunerRuntime = gauge("huitian_tuner_max_backfill_runtime_seconds", "The tuner's maximum backfill runtime.")
 	m.tunerProtect = gauge("huitian_tuner_protection_fraction", "The tuner's protection period as a share of a backfill job's estimated runtime.")
 	m.tunerEpsilon = gauge("huitian_tuner_epsilon", "The tuner's risk tolerance.")
+	m.tunerHold = gauge("huitian_tuner_hold_preemption", "1 while the tuner holds preemption for the head because the work lost to preemption is above its target.")
+	m.lostShare = gauge("huitian_backfill_lost_share", "Card-seconds lost to the planner's preemptions over busy card-seconds, recent cycles (as the planner reports it).")
 	f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "huitian_insight_cache_hit_ratio", Help: "Hit ratio of the hot per-cluster job-insight cache since start.",
 	}, cacheHitRatio))
@@ -196,6 +200,12 @@ func (m *metrics) status(cluster string, st *model.PlannerStatus) {
 	set(m.tunerRuntime, t.MaxBackfillRuntime.Seconds(), hasT)
 	set(m.tunerProtect, t.ProtectFraction, hasT)
 	set(m.tunerEpsilon, t.Epsilon, hasT)
+	hold := 0.0
+	if t.HoldPreemption {
+		hold = 1
+	}
+	set(m.tunerHold, hold, hasT)
+	set(m.lostShare, ms.LostShare, hasM)
 	set(m.completion, ms.CompletionRate, hasM)
 	set(m.utilization, ms.Utilization, hasM)
 	set(m.mainWait, ms.MainWaitDelta.Seconds(), hasM && ms.MainJobs > 0)

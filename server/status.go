@@ -66,7 +66,7 @@ func statusProto(out *pb.GetStatusResponse, st *model.PlannerStatus) {
 	if t := st.Tuner; t != nil {
 		out.Tuner = &pb.TunerParameters{
 			MaxBackfillRuntime: durationpb.New(t.MaxBackfillRuntime),
-			ProtectionFraction: t.ProtectFraction, Epsilon: t.Epsilon,
+			ProtectionFraction: t.ProtectFraction, Epsilon: t.Epsilon, HoldPreemption: t.HoldPreemption,
 		}
 	}
 	if m := st.Measures; m != nil {
@@ -77,7 +77,7 @@ func statusProto(out *pb.GetStatusResponse, st *model.PlannerStatus) {
 			return wrapperspb.Double(v)
 		}
 		out.Measures = &pb.BackfillMeasures{
-			CompletionRate: opt(m.CompletionRate), Utilization: opt(m.Utilization), EstimatorExceed: opt(m.EstimatorExceed),
+			CompletionRate: opt(m.CompletionRate), Utilization: opt(m.Utilization), EstimatorExceed: opt(m.EstimatorExceed), LostShare: opt(m.LostShare),
 			BackfillJobs: int32(m.BackfillJobs), MainJobs: int32(m.MainJobs),
 		}
 		if m.MainJobs > 0 {

@@ -142,12 +142,13 @@ func (h *Huitian) PlannerStatus() model.PlannerStatus {
 	p := h.mem.tuner.Params
 	m := h.mem.tuner.Measures()
 	return model.PlannerStatus{
-		Tuner: &model.TunerParams{MaxBackfillRuntime: p.MaxBackfillRuntime, ProtectFraction: p.ProtectFraction, Epsilon: p.Epsilon},
+		Tuner: &model.TunerParams{MaxBackfillRuntime: p.MaxBackfillRuntime, ProtectFraction: p.ProtectFraction, Epsilon: p.Epsilon, HoldPreemption: p.HoldPreemption},
 		Measures: &model.BackfillMeasures{
 			CompletionRate:  m.CompletionRate,
 			Utilization:     m.Utilization,
 			MainWaitDelta:   time.Duration(m.MainWaitDelta * float64(time.Second)),
 			EstimatorExceed: m.EstimatorExceed,
+			LostShare:       m.LostShare,
 			BackfillJobs:    m.BackfillJobs,
 			MainJobs:        m.MainJobs,
 		},

@@ -4558,9 +4558,13 @@ type TunerParameters struct {
 	// in [0, 1].
 	ProtectionFraction float64 `protobuf:"fixed64,2,opt,name=protection_fraction,json=protectionFraction,proto3" json:"protection_fraction,omitempty"`
 	// The controller's risk tolerance, in [0, 1].
-	Epsilon       float64 `protobuf:"fixed64,3,opt,name=epsilon,proto3" json:"epsilon,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Epsilon float64 `protobuf:"fixed64,3,opt,name=epsilon,proto3" json:"epsilon,omitempty"`
+	// The work lost to preemption is above its target share of the busy
+	// card-seconds: no backfill job is made to yield for the head (beyond
+	// one that overran its window) until it is back below.
+	HoldPreemption bool `protobuf:"varint,4,opt,name=hold_preemption,json=holdPreemption,proto3" json:"hold_preemption,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TunerParameters) Reset() {
@@ -4614,6 +4618,13 @@ func (x *TunerParameters) GetEpsilon() float64 {
 	return 0
 }
 
+func (x *TunerParameters) GetHoldPreemption() bool {
+	if x != nil {
+		return x.HoldPreemption
+	}
+	return false
+}
+
 // BackfillMeasures say whether backfill works, over the tuner's window. A
 // measure without data in the window is absent (the rates are wrapper
 // messages so that absence is visible to every client, including protoc
@@ -4633,7 +4644,11 @@ type BackfillMeasures struct {
 	// Backfill outcomes in the window.
 	BackfillJobs int32 `protobuf:"varint,5,opt,name=backfill_jobs,json=backfillJobs,proto3" json:"backfill_jobs,omitempty"`
 	// Main-job waits in the window.
-	MainJobs      int32 `protobuf:"varint,6,opt,name=main_jobs,json=mainJobs,proto3" json:"main_jobs,omitempty"`
+	MainJobs int32 `protobuf:"varint,6,opt,name=main_jobs,json=mainJobs,proto3" json:"main_jobs,omitempty"`
+	// Card-seconds lost to the planner's preemptions (work redone,
+	// checkpoints written and read back) over busy card-seconds, over recent
+	// cycles.
+	LostShare     *wrapperspb.DoubleValue `protobuf:"bytes,7,opt,name=lost_share,json=lostShare,proto3" json:"lost_share,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4708,6 +4723,13 @@ func (x *BackfillMeasures) GetMainJobs() int32 {
 		return x.MainJobs
 	}
 	return 0
+}
+
+func (x *BackfillMeasures) GetLostShare() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.LostShare
+	}
+	return nil
 }
 
 // FragmentSummary is the idle capacity of one class in the last cycle.
@@ -5116,18 +5138,21 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"CardStatus\x12'\n" +
 	"\x04card\x18\x01 \x01(\v2\x13.huitian.v1.CardRefR\x04card\x12\x16\n" +
 	"\x06usable\x18\x02 \x01(\bR\x06usable\x127\n" +
-	"\x04idle\x18\x03 \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04idle\"\xe5\x01\n" +
+	"\x04idle\x18\x03 \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04idle\"\x8e\x02\n" +
 	"\x0fTunerParameters\x12U\n" +
 	"\x14max_backfill_runtime\x18\x01 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\x12maxBackfillRuntime\x12H\n" +
 	"\x13protection_fraction\x18\x02 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x12protectionFraction\x121\n" +
-	"\aepsilon\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\aepsilon\"\xc4\x03\n" +
+	"\aepsilon\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\aepsilon\x12'\n" +
+	"\x0fhold_preemption\x18\x04 \x01(\bR\x0eholdPreemption\"\x91\x04\n" +
 	"\x10BackfillMeasures\x12^\n" +
 	"\x0fcompletion_rate\x18\x01 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x0ecompletionRate\x12W\n" +
 	"\vutilization\x18\x02 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\vutilization\x12A\n" +
 	"\x0fmain_wait_delta\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\rmainWaitDelta\x12`\n" +
 	"\x10estimator_exceed\x18\x04 \x01(\v2\x1c.google.protobuf.DoubleValueB\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x0festimatorExceed\x12,\n" +
 	"\rbackfill_jobs\x18\x05 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\fbackfillJobs\x12$\n" +
-	"\tmain_jobs\x18\x06 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bmainJobs\"\xc3\x01\n" +
+	"\tmain_jobs\x18\x06 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bmainJobs\x12K\n" +
+	"\n" +
+	"lost_share\x18\a \x01(\v2\x1c.google.protobuf.DoubleValueB\x0e\xbaH\v\x12\t)\x00\x00\x00\x00\x00\x00\x00\x00R\tlostShare\"\xc3\x01\n" +
 	"\x0fFragmentSummary\x12?\n" +
 	"\bfragment\x18\x01 \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\bfragment\x12\x1d\n" +
 	"\x05cards\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x05cards\x12\x1d\n" +
@@ -5418,24 +5443,25 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	55,  // 117: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
 	54,  // 118: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
 	55,  // 119: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	6,   // 120: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13,  // 121: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30,  // 122: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32,  // 123: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	36,  // 124: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
-	39,  // 125: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	47,  // 126: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23,  // 127: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31,  // 128: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33,  // 129: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	37,  // 130: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
-	40,  // 131: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	48,  // 132: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	127, // [127:133] is the sub-list for method output_type
-	121, // [121:127] is the sub-list for method input_type
-	121, // [121:121] is the sub-list for extension type_name
-	121, // [121:121] is the sub-list for extension extendee
-	0,   // [0:121] is the sub-list for field type_name
+	55,  // 120: huitian.v1.BackfillMeasures.lost_share:type_name -> google.protobuf.DoubleValue
+	6,   // 121: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	13,  // 122: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	30,  // 123: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	32,  // 124: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	36,  // 125: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
+	39,  // 126: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	47,  // 127: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	23,  // 128: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	31,  // 129: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	33,  // 130: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	37,  // 131: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
+	40,  // 132: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	48,  // 133: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	128, // [128:134] is the sub-list for method output_type
+	122, // [122:128] is the sub-list for method input_type
+	122, // [122:122] is the sub-list for extension type_name
+	122, // [122:122] is the sub-list for extension extendee
+	0,   // [0:122] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
