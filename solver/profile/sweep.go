@@ -243,7 +243,13 @@ func countingSort[E any](s, spare []E, sc *countingScratch, key func(E) int64, o
 			sl, ok := sc.slotOf[k]
 			if !ok {
 				if len(keys) == limit {
-					slices.SortFunc(s, order)
+					// Base events are ordered as the integers they are:
+					// sorted without a comparison call per probe.
+					if be, ok := any(s).([]baseEvent); ok {
+						slices.Sort(be)
+					} else {
+						slices.SortFunc(s, order)
+					}
 					return s, spare
 				}
 				sl = int32(len(keys))
