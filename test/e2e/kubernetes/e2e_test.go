@@ -129,6 +129,10 @@ type watcher struct {
 	started    map[string]time.Time // a job's first started-at
 	admissions []admission          // every start huitian carried out
 	external   []hold               // cards held by pods huitian does not manage
+	// pods is every pod seen, kept after it is deleted: a claim's update
+	// can be handled after its pod is gone (a suspended Job's pods are
+	// deleted), and its plan is still checked.
+	pods map[string]*corev1.Pod
 }
 
 // admission is one start of a managed Job.
@@ -147,7 +151,7 @@ type hold struct {
 
 func newWatcher() *watcher {
 	return &watcher{holder: map[string]string{}, claimed: map[string][]string{}, jobs: map[string]*batchv1.Job{},
-		started: map[string]time.Time{}}
+		started: map[string]time.Time{}, pods: map[string]*corev1.Pod{}}
 }
 
 func (w *watcher) claim(cs kubernetes.Interface, c *resourcev1.ResourceClaim, deleted bool) {
@@ -176,12 +180,14 @@ func (w *watcher) claim(cs kubernetes.Interface, c *resourcev1.ResourceClaim, de
 		w.holder[d] = key
 		devs = append(devs, d)
 	}
-	// Compare with the plan the claim's pod was created from.
+	// Compare with the plan the claim's pod was created from: the pod as
+	// last seen, or as the API server has it when its informer is behind.
 	var pod *corev1.Pod
 	for _, o := range c.OwnerReferences {
 		if o.Kind == "Pod" {
-			p, err := cs.CoreV1().Pods(c.Namespace).Get(context.Background(), o.Name, metav1.GetOptions{})
-			if err == nil {
+			if p, ok := w.pods[o.Name]; ok {
+				pod = p
+			} else if p, err := cs.CoreV1().Pods(c.Namespace).Get(context.Background(), o.Name, metav1.GetOptions{}); err == nil {
 				pod = p
 			}
 		}
@@ -218,6 +224,12 @@ func (w *watcher) claim(cs kubernetes.Interface, c *resourcev1.ResourceClaim, de
 			w.claimed[jk] = append(w.claimed[jk], d)
 		}
 	}
+}
+
+func (w *watcher) pod(p *corev1.Pod) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pods[p.Name] = p
 }
 
 func (w *watcher) job(j *batchv1.Job) {
@@ -342,6 +354,10 @@ func TestKubernetes(t *testing.T) {
 	f.Batch().V1().Jobs().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.job(o.(*batchv1.Job)) },
 		UpdateFunc: func(_, o any) { w.job(o.(*batchv1.Job)) },
+	})
+	f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { w.pod(o.(*corev1.Pod)) },
+		UpdateFunc: func(_, o any) { w.pod(o.(*corev1.Pod)) },
 	})
 	wctx, wstop := context.WithCancel(ctx)
 	defer wstop()
