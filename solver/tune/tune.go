@@ -109,12 +109,18 @@ func push[T any](s []T, v T, n int) []T {
 
 // Backfill records a finished or preempted backfill job. The controller
 // adjusts every Every outcomes, and at once on a preemption while the
-// window's completion rate is below target: a fall is answered within the
-// window, not after it has filled with more failures.
+// window's completion rate is below target or the lost share above it: a
+// fall is answered within the window, not after it has filled with more
+// failures. The measures are read only on a preemption.
 func (s *State) Backfill(c Config, completed bool, at time.Time) {
 	s.Outcomes = push(s.Outcomes, completed, c.Window)
 	s.SinceAdjust++
-	if m := s.Measures(); s.SinceAdjust >= c.Every || !completed && (m.CompletionRate < c.CompletionTarget || m.LostShare > c.LostTarget) {
+	due := s.SinceAdjust >= c.Every
+	if !due && !completed {
+		m := s.Measures()
+		due = m.CompletionRate < c.CompletionTarget || m.LostShare > c.LostTarget
+	}
+	if due {
 		s.adjust(c, at)
 	}
 }
