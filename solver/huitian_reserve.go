@@ -45,7 +45,8 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
 	planned = c.contracts()
-	core, err = h.core.Plan(ctx, c.withReleases(planned))
+	order := baseline.QueueOrder(s.Queued)
+	core, err = h.core.PlanOrder(ctx, c.withReleases(planned), order)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -62,9 +63,12 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	first, seen := h.mem.firstReserved[head.JobID]
 	thresholdPassed := seen && s.Now.Sub(first) > h.cfg.Preempt.Threshold
-	try := func(requeue bool) (*model.Decision, map[int]preempt.Release, int64, bool) {
+	// try plans with every backfill job that can yield told to (requeued
+	// too when requeue), and returns the decision and the yields when the
+	// head is still the head and keep accepts its start t1 (from now).
+	try := func(requeue bool, keep func(t1 int64) bool) (*model.Decision, map[int]preempt.Release, bool) {
 		if ctx.Err() != nil {
-			return nil, nil, 0, false // past the budget: EASY's own guarantee
+			return nil, nil, false // past the budget: EASY's own guarantee
 		}
 		yield := maps.Clone(planned)
 		if yield == nil {
@@ -81,30 +85,52 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			}
 		}
 		if !more {
-			return nil, nil, 0, false
+			return nil, nil, false
 		}
-		d, err := h.core.Plan(ctx, c.withReleases(yield))
+		alt := c.withReleases(yield)
+		// The main pass alone says where the head would start, and most
+		// tries gain too little to keep: plan the rest only for one kept,
+		// or when the head was left to the backfill pass.
+		m, err := h.core.Main(ctx, alt, order)
 		if err != nil {
-			return nil, nil, 0, false
+			return nil, nil, false
+		}
+		t1, decided := int64(0), startsJob(m, head.JobID)
+		if !decided && len(m.Reservations) > 0 && m.Reservations[0].JobID == head.JobID {
+			t1, decided = baseline.Rel(s.Now, m.Reservations[0].Start), true
+		}
+		if decided && !keep(t1) {
+			return nil, nil, false
+		}
+		d, err := h.core.PlanOrder(ctx, alt, order)
+		if err != nil {
+			return nil, nil, false
 		}
 		if startsJob(d, head.JobID) {
-			return d, yield, 0, true
+			if !keep(0) {
+				return nil, nil, false
+			}
+			return d, yield, true
 		}
 		if len(d.Reservations) == 0 || d.Reservations[0].JobID != head.JobID {
-			return nil, nil, 0, false
+			return nil, nil, false
 		}
-		return d, yield, baseline.Rel(s.Now, d.Reservations[0].Start), true
+		if t1 = baseline.Rel(s.Now, d.Reservations[0].Start); !keep(t1) {
+			return nil, nil, false
+		}
+		return d, yield, true
 	}
 	if h.mem.tuner.Params.HoldPreemption {
 		// Too much work lost to preemption lately: the head waits for
 		// what EASY gives it.
 		return core, planned, nil, nil
 	}
-	if d, yield, t1, ok := try(false); ok && t0-t1 > baseline.Seconds(h.cfg.Preempt.MinGain) {
+	minGain := baseline.Seconds(h.cfg.Preempt.MinGain)
+	if d, yield, ok := try(false, func(t1 int64) bool { return t0-t1 > minGain }); ok {
 		return d, yield, c.victims(d, head.JobID, yield), nil
 	}
 	if thresholdPassed {
-		if d, yield, t1, ok := try(true); ok && t1 <= margin && t0-t1 > 0 {
+		if d, yield, ok := try(true, func(t1 int64) bool { return t1 <= margin && t0-t1 > 0 }); ok {
 			return d, yield, c.victims(d, head.JobID, yield), nil
 		}
 	}

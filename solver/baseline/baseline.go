@@ -96,6 +96,27 @@ func (pl *Planner) take(lay *model.Layout) *loadState {
 // a message saying so, Stats.BudgetCut counting them and Stats.Fallback
 // set. Conservative thus reserves as deep as time allowed.
 func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	return pl.PlanOrder(ctx, s, QueueOrder(s.Queued))
+}
+
+// PlanOrder is Plan with the queue order given: order must be
+// QueueOrder(s.Queued), computed once by a caller that plans the same
+// queue more than once.
+func (pl *Planner) PlanOrder(ctx context.Context, s *model.Snapshot, order []int) (*model.Decision, error) {
+	return pl.plan(ctx, s, order, false)
+}
+
+// Main is PlanOrder cut after the main pass: the jobs in queue order up to
+// where the reservation depth is spent, started or reserved as Plan would
+// (Plan's decision begins with the same starts and the same
+// reservations), and nothing backfilled. It is for a caller that needs
+// only the head's start, such as a what-if of a preemption; its Pending
+// lists the jobs it considered, not the whole queue.
+func (pl *Planner) Main(ctx context.Context, s *model.Snapshot, order []int) (*model.Decision, error) {
+	return pl.plan(ctx, s, order, true)
+}
+
+func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, order []int, mainOnly bool) (*model.Decision, error) {
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, err
 	}
@@ -106,8 +127,8 @@ func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision
 		return nil, err
 	}
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d}
-	w.run(QueueOrder(s.Queued))
+	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mainOnly}
+	w.run(order)
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
 		return nil, w.stopped
 	}
@@ -208,6 +229,7 @@ type walker struct {
 	stopped  error // the context's error once it stopped the walk
 	pendIdx  []int // the queued index of each entry of d.Pending
 	cur      int   // the queued index of the job under consideration
+	mainOnly bool  // stop after the main pass (Planner.Main)
 }
 
 // next says whether to consider one more job: not once the context is
@@ -243,6 +265,9 @@ func (w *walker) run(order []int) {
 		if w.next(&q[order[i]]) {
 			w.consider(&q[order[i]], true)
 		}
+	}
+	if w.mainOnly {
+		return
 	}
 	rest := order[i:]
 	// 2. Backfill the rest, shortest limit first for SJBF.

@@ -3,6 +3,8 @@ package baseline
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"testing"
 	"time"
 
@@ -226,6 +228,41 @@ func TestPlanIsDeterministic(t *testing.T) {
 		}
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Fatalf("two plans of one snapshot differ:\n%v\n%v", a, b)
+		}
+	})
+}
+
+// TestMainIsPlansMainPass: Main decides what Plan's main pass does — the
+// same starts first and the same reservations — and the rest of Plan's
+// starts are backfill.
+func TestMainIsPlansMainPass(t *testing.T) {
+	policies := []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF, model.PolicyHybridDepth}
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomSnapshot(t)
+		params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
+		pl := New(params)
+		order := QueueOrder(s.Queued)
+		full, err := pl.PlanOrder(context.Background(), s, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := pl.Main(context.Background(), s, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Starts) > len(full.Starts) {
+			t.Fatalf("Main started %d jobs, Plan %d", len(m.Starts), len(full.Starts))
+		}
+		if diff := cmp.Diff(full.Starts[:len(m.Starts)], m.Starts, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("Main's starts are not Plan's first ones (-plan +main):\n%s", diff)
+		}
+		if diff := cmp.Diff(full.Reservations, m.Reservations, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("reservations differ (-plan +main):\n%s", diff)
+		}
+		for _, st := range full.Starts[len(m.Starts):] {
+			if st.Kind != model.Backfill {
+				t.Fatalf("%s started after the main pass as %v, want backfill", st.JobID, st.Kind)
+			}
 		}
 	})
 }
