@@ -2,12 +2,15 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/sim/trace"
@@ -179,7 +182,8 @@ func TestHeadDelayEASY(t *testing.T) {
 	}
 }
 
-// statusPlanner is EASY with a tuner that reports cycle n's parameters.
+// statusPlanner is EASY with a tuner that reports cycle n's parameters:
+// from the second cycle on, a completion rate, a lost share and the hold.
 type statusPlanner struct {
 	Planner
 	n int
@@ -191,18 +195,19 @@ func (p *statusPlanner) Plan(ctx context.Context, s *model.Snapshot) (*model.Dec
 }
 
 func (p *statusPlanner) PlannerStatus() model.PlannerStatus {
-	rate := math.NaN()
+	rate, lost := math.NaN(), math.NaN()
 	if p.n > 1 {
-		rate = 0.5
+		rate, lost = 0.5, 0.02
 	}
 	return model.PlannerStatus{
-		Tuner:    &model.TunerParams{MaxBackfillRuntime: time.Duration(p.n) * time.Hour, ProtectFraction: 0.1 * float64(p.n), Epsilon: 0.05},
-		Measures: &model.BackfillMeasures{CompletionRate: rate},
+		Tuner:    &model.TunerParams{MaxBackfillRuntime: time.Duration(p.n) * time.Hour, ProtectFraction: 0.1 * float64(p.n), Epsilon: 0.05, HoldPreemption: p.n > 1},
+		Measures: &model.BackfillMeasures{CompletionRate: rate, LostShare: lost},
 	}
 }
 
 // TestTunerSeries: the tuner's parameters after each cycle hold until the
-// next one; the completion rate is NaN while the window is empty.
+// next one (the preemption hold as 0 or 1); the completion rate and the
+// lost share are NaN while unknown; the series survive JSON, NaN as null.
 func TestTunerSeries(t *testing.T) {
 	// Cycles at 0 and 10 (arrivals); the run ends at 20.
 	jobs := []trace.Job{tj("1", 0, 20, 20, 1), tj("2", 10, 5, 5, 1)}
@@ -219,6 +224,28 @@ func TestTunerSeries(t *testing.T) {
 	}
 	if !math.IsNaN(ts.CompletionRate[5]) || ts.CompletionRate[12] != 0.5 {
 		t.Errorf("completion %v: want NaN before the second cycle, 0.5 after", ts.CompletionRate)
+	}
+	if len(ts.HoldPreemption) != 20 || ts.HoldPreemption[5] != 0 || ts.HoldPreemption[12] != 1 {
+		t.Errorf("hold %v: want 0 before the second cycle, 1 after", ts.HoldPreemption)
+	}
+	if len(ts.LostShare) != 20 || !math.IsNaN(ts.LostShare[5]) || ts.LostShare[12] != 0.02 {
+		t.Errorf("lost share %v: want NaN before the second cycle, 0.02 after", ts.LostShare)
+	}
+	b, err := json.Marshal(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"hold_preemption":[0,`, `"lost_share":[null,`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("JSON lacks %s: %s", key, b)
+		}
+	}
+	var back TunerSeries
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(*ts, back, cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("tuner series through JSON (-want +got):\n%s", diff)
 	}
 	res = run(t, jobs, easy(), Config{Cluster: flat(t, 4), Series: true})
 	if res.Series.Tuner != nil {

@@ -39,9 +39,15 @@ type TunerSeries struct {
 	MaxBackfillRuntime []float64 // seconds
 	ProtectFraction    []float64
 	Epsilon            []float64
+	// HoldPreemption is the share of the bucket's time in which the tuner
+	// held preemption for the head (1 while held, 0 while not).
+	HoldPreemption []float64
 	// CompletionRate is the share of backfill jobs that ended without
 	// preemption over the tuner's own window: what it steers by.
 	CompletionRate []float64
+	// LostShare is the card-seconds lost to preemption over busy
+	// card-seconds, recent cycles: what the hold steers by.
+	LostShare []float64
 }
 
 // Times returns each bucket's middle, seconds from the epoch.
@@ -60,7 +66,9 @@ const (
 	chRuntime
 	chProtect
 	chEpsilon
+	chHold
 	chCompletion
+	chLost
 	numChannels
 )
 
@@ -102,10 +110,14 @@ func (s *seriesRec) status(t int64, st model.PlannerStatus) {
 		s.cur[chRuntime] = t.MaxBackfillRuntime.Seconds()
 		s.cur[chProtect] = t.ProtectFraction
 		s.cur[chEpsilon] = t.Epsilon
+		s.cur[chHold] = 0
+		if t.HoldPreemption {
+			s.cur[chHold] = 1
+		}
 	}
-	s.cur[chCompletion] = math.NaN()
+	s.cur[chCompletion], s.cur[chLost] = math.NaN(), math.NaN()
 	if m := st.Measures; m != nil {
-		s.cur[chCompletion] = m.CompletionRate
+		s.cur[chCompletion], s.cur[chLost] = m.CompletionRate, m.LostShare
 	}
 }
 
@@ -178,7 +190,9 @@ func (s *seriesRec) finish(cards int) *Series {
 		ts.MaxBackfillRuntime = append(ts.MaxBackfillRuntime, mean(chRuntime, i))
 		ts.ProtectFraction = append(ts.ProtectFraction, mean(chProtect, i))
 		ts.Epsilon = append(ts.Epsilon, mean(chEpsilon, i))
+		ts.HoldPreemption = append(ts.HoldPreemption, mean(chHold, i))
 		ts.CompletionRate = append(ts.CompletionRate, mean(chCompletion, i))
+		ts.LostShare = append(ts.LostShare, mean(chLost, i))
 	}
 	if s.tuner {
 		out.Tuner = &ts
@@ -192,7 +206,9 @@ type tunerSeriesJSON struct {
 	MaxBackfillRuntime []*float64 `json:"max_backfill_runtime_s"`
 	ProtectFraction    []*float64 `json:"protect_fraction"`
 	Epsilon            []*float64 `json:"epsilon"`
+	HoldPreemption     []*float64 `json:"hold_preemption"`
 	CompletionRate     []*float64 `json:"completion_rate"`
+	LostShare          []*float64 `json:"lost_share"`
 }
 
 // MarshalJSON writes the series with null for NaN (a value not known).
@@ -209,7 +225,10 @@ func (t TunerSeries) MarshalJSON() ([]byte, error) {
 		}
 		return out
 	}
-	return json.Marshal(tunerSeriesJSON{to(t.MaxBackfillRuntime), to(t.ProtectFraction), to(t.Epsilon), to(t.CompletionRate)})
+	return json.Marshal(tunerSeriesJSON{
+		MaxBackfillRuntime: to(t.MaxBackfillRuntime), ProtectFraction: to(t.ProtectFraction), Epsilon: to(t.Epsilon),
+		HoldPreemption: to(t.HoldPreemption), CompletionRate: to(t.CompletionRate), LostShare: to(t.LostShare),
+	})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, null as NaN.
@@ -231,6 +250,9 @@ func (t *TunerSeries) UnmarshalJSON(b []byte) error {
 		}
 		return out
 	}
-	*t = TunerSeries{from(j.MaxBackfillRuntime), from(j.ProtectFraction), from(j.Epsilon), from(j.CompletionRate)}
+	*t = TunerSeries{
+		MaxBackfillRuntime: from(j.MaxBackfillRuntime), ProtectFraction: from(j.ProtectFraction), Epsilon: from(j.Epsilon),
+		HoldPreemption: from(j.HoldPreemption), CompletionRate: from(j.CompletionRate), LostShare: from(j.LostShare),
+	}
 	return nil
 }

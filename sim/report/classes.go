@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/huitian/huitian/sim"
+	"github.com/huitian/huitian/solver/tune"
 )
 
 // classTable writes the waits per size class, and the ratios to the
@@ -117,8 +118,9 @@ func hasTuner(runs []Run) bool {
 	return false
 }
 
-// tunerFigure draws the tuner's parameters and its window's completion
-// rate over the time window, one panel each, a line per run with a tuner.
+// tunerFigure draws the tuner's parameters, its window's completion rate
+// and the lost share over the time window, one panel each, a line per run
+// with a tuner.
 func tunerFigure(runs []Run, win window) (figure, error) {
 	var longest float64
 	for _, r := range runs {
@@ -130,18 +132,7 @@ func tunerFigure(runs []Run, win window) (figure, error) {
 			}
 		}
 	}
-	ru := unitFor(longest)
-	panels := []struct {
-		title, y string
-		get      func(t *sim.TunerSeries) []float64
-		scale    float64
-		unit     bool // the y axis is [0, 1]
-	}{
-		{"Maximum backfill runtime", ru.words(), func(t *sim.TunerSeries) []float64 { return t.MaxBackfillRuntime }, 1 / ru.seconds, false},
-		{"Protection period", "share of estimated runtime", func(t *sim.TunerSeries) []float64 { return t.ProtectFraction }, 1, true},
-		{"Risk tolerance ε", "ε", func(t *sim.TunerSeries) []float64 { return t.Epsilon }, 1, true},
-		{"Backfill completion rate over the tuner's window", "rate", func(t *sim.TunerSeries) []float64 { return t.CompletionRate }, 1, true},
-	}
+	panels := tunerPanels(unitFor(longest))
 	grid := make([][]*plot.Plot, len(panels))
 	var leg plot.Legend
 	for k, pn := range panels {
@@ -175,10 +166,34 @@ func tunerFigure(runs []Run, win window) (figure, error) {
 			p.Y.Tick.Marker = plot.TickerFunc(percentTicks)
 		} else {
 			p.Y.Min = 0
+			p.Y.Max = max(p.Y.Max, pn.atLeast)
 		}
 		grid[k] = []*plot.Plot{p}
 	}
-	return figure{grid: grid, legend: leg, w: figureW, h: 14 * vg.Inch}, nil
+	return figure{grid: grid, legend: leg, w: figureW, h: vg.Length(len(panels)) * 3.5 * vg.Inch}, nil
+}
+
+// tunerPanel is one panel of the tuner's figure: a series of TunerSeries.
+type tunerPanel struct {
+	title, y string
+	get      func(t *sim.TunerSeries) []float64
+	scale    float64
+	unit     bool    // the y axis is [0, 1]
+	atLeast  float64 // otherwise the y axis reaches at least this
+}
+
+// tunerPanels are the tuner figure's panels, top to bottom; ru is the
+// maximum backfill runtime's unit.
+func tunerPanels(ru unit) []tunerPanel {
+	return []tunerPanel{
+		{"Maximum backfill runtime", ru.words(), func(t *sim.TunerSeries) []float64 { return t.MaxBackfillRuntime }, 1 / ru.seconds, false, 0},
+		{"Protection period", "share of estimated runtime", func(t *sim.TunerSeries) []float64 { return t.ProtectFraction }, 1, true, 0},
+		{"Risk tolerance ε", "ε", func(t *sim.TunerSeries) []float64 { return t.Epsilon }, 1, true, 0},
+		{"Preemption for the head held", "share of the time", func(t *sim.TunerSeries) []float64 { return t.HoldPreemption }, 1, true, 0},
+		{"Backfill completion rate over the tuner's window", "rate", func(t *sim.TunerSeries) []float64 { return t.CompletionRate }, 1, true, 0},
+		// Up to twice the target at least, so that the target's level shows.
+		{"Work lost to preemption, recent cycles", "% of busy card-seconds", func(t *sim.TunerSeries) []float64 { return t.LostShare }, 100, false, 2 * 100 * tune.Defaults().LostTarget},
+	}
 }
 
 // knownLine averages a series of values down to about seriesPoints

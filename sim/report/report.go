@@ -24,6 +24,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/huitian/huitian/sim"
+	"github.com/huitian/huitian/solver/tune"
 )
 
 // Run is one simulated policy, as the report shows it.
@@ -55,8 +56,9 @@ const (
 	// class and policy.
 	FileClassWait = "class-wait.svg"
 	FileClassP95  = "class-p95-wait.svg"
-	// FileTuner plots the tuner's parameters and its window's completion
-	// rate over time; written only when some run's planner has a tuner.
+	// FileTuner plots the tuner's parameters, its window's completion rate
+	// and the lost share over time; written only when some run's planner
+	// has a tuner.
 	FileTuner = "tuner.svg"
 )
 
@@ -142,16 +144,20 @@ a measure does not apply.
 	classTable(b, runs)
 	headTable(b, runs)
 	if tuner {
-		b.WriteString(`
+		c := tune.Defaults()
+		fmt.Fprintf(b, `
 ## The tuner over time
 
 Maximum backfill runtime, protection period (share of a backfill job's
-estimated runtime), risk tolerance ε, and the backfill completion rate
-over the tuner's own window, which it steers by (target 0.95). Gaps are
-times without a value (no backfill outcome in the window yet).
+estimated runtime), risk tolerance ε, the share of the time preemption for
+the head was held, the backfill completion rate over the tuner's own
+window, which it steers by (target %g), and the work lost to preemption
+over the busy card time, recent cycles, which the hold steers by: held
+while above %g%%. Gaps are times without a value (no backfill outcome in
+the window yet).
 
-![tuner over time](` + FileTuner + `)
-`)
+![tuner over time](%s)
+`, c.CompletionTarget, 100*c.LostTarget, FileTuner)
 	}
 	b.WriteString(`
 ## Waits by job size

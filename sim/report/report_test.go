@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"html"
 	"image/png"
 	"math"
 	"os"
@@ -59,7 +60,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| easy | 200 |", "| fcfs | 200 |", FileUtilization, FileQueue, FileWaitCDF, FileClassWaitCDF, "- synthetic",
-		"## By job size", "| 1 | easy |", "## Head delay", FileTuner, FileClassWait, FileClassP95} {
+		"## By job size", "| 1 | easy |", "## Head delay", FileTuner, FileClassWait, FileClassP95, "(target 0.95)", "while above 1%"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
@@ -81,7 +82,67 @@ func TestWrite(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), legend) {
 			t.Errorf("%s: not an SVG with a legend (%v)", f, err)
 		}
+		if f == FileTuner {
+			for _, p := range tunerWant {
+				if !strings.Contains(string(b), html.EscapeString(p.title)) {
+					t.Errorf("%s: no panel %q", f, p.title)
+				}
+			}
+		}
 		checkPNG(t, filepath.Join(dir, PNG(f)))
+	}
+}
+
+// handTuner is a tuner series of one bucket, a different value in each
+// series; tunerWant is FileTuner's panels, top to bottom, and the value
+// each plots from handTuner (the runtime in hours, the lost share in %).
+var (
+	handTuner = sim.TunerSeries{MaxBackfillRuntime: []float64{7200}, ProtectFraction: []float64{0.15}, Epsilon: []float64{0.02},
+		HoldPreemption: []float64{0.25}, CompletionRate: []float64{0.9}, LostShare: []float64{0.03}}
+	tunerWant = []struct {
+		title string
+		v     float64
+	}{
+		{"Maximum backfill runtime", 2},
+		{"Protection period", 0.15},
+		{"Risk tolerance ε", 0.02},
+		{"Preemption for the head held", 0.25},
+		{"Backfill completion rate over the tuner's window", 0.9},
+		{"Work lost to preemption, recent cycles", 3},
+	}
+)
+
+// TestTunerPanels: each panel of FileTuner plots its own series of the
+// tuner's; the lost share's axis reaches twice its target (1%) at least.
+func TestTunerPanels(t *testing.T) {
+	panels := tunerPanels(unitHour)
+	if len(panels) != len(tunerWant) {
+		t.Fatalf("%d panels, want %d", len(panels), len(tunerWant))
+	}
+	for i, p := range panels {
+		if w := tunerWant[i]; p.title != w.title || math.Abs(p.scale*p.get(&handTuner)[0]-w.v) > 1e-12 {
+			t.Errorf("panel %d: %q plots %v, want %q plotting %v", i, p.title, p.scale*p.get(&handTuner)[0], w.title, w.v)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		lost float64
+		want float64 // the lost share's axis maximum, %
+	}{
+		{"a lost share above twice the target sets the axis", 0.03, 3},
+		{"a lost share below it leaves the axis at 2%", 0.001, 2},
+	} {
+		tuner := handTuner
+		tuner.LostShare = []float64{tc.lost}
+		s := &sim.Series{Start: 0, Width: 60, Cards: 8, Busy: []float64{1}, Queue: []float64{0}, Tuner: &tuner}
+		runs := []Run{{Label: "huitian-greedy", Result: &sim.Result{Series: s}}}
+		f, err := tunerFigure(runs, timeWindow(runs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.grid[len(f.grid)-1][0].Y.Max; math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: axis up to %v%%, want %v%%", tc.name, got, tc.want)
+		}
 	}
 }
 
