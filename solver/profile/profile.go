@@ -88,6 +88,9 @@ type Profile struct {
 	usable  int              // usable cards, -1 until counted
 	fits    map[Request]bool // CanEverFit cache
 	fitsAny map[fitKey]bool  // the same for requests of any card model
+	// failed remembers, per request, the shortest duration FitNow found
+	// no place for at state version gen, and why (see FitNowWhere).
+	failed map[Request]failure
 
 	sc scratch
 }
@@ -135,6 +138,7 @@ func (p *Profile) Reset() {
 	p.gen++
 	p.evValid = false
 	p.ix.reset(p.lay)
+	clear(p.failed)
 }
 
 // Layout returns the layout the profile was built on.
@@ -328,8 +332,40 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 	return p.FitNowWhere(dur, req, nil)
 }
 
+// failure is a FitNow that found no place: for jobs of dur or longer, at
+// state version gen.
+type failure struct {
+	gen, dur int64
+	out      Outcome
+}
+
 // FitNowWhere is FitNow on the cards allow accepts (all when nil).
+//
+// A request that found no place for dur finds none for a longer job
+// either, for the same reason, until the profile changes: the cards free
+// long enough for the longer job are a subset, and the reason is read from
+// all the free cards, whatever the duration. A queue walk asks again and
+// again for the same shapes between two starts, so FitNow answers those
+// from the last failure (allow == nil only).
 func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool) ([]int, Outcome) {
+	if allow == nil {
+		if f, ok := p.failed[req]; ok && f.gen == p.gen && dur >= f.dur {
+			return nil, f.out
+		}
+	}
+	cards, out := p.fitNow(dur, req, allow)
+	if out != Fits && allow == nil {
+		if p.failed == nil {
+			p.failed = map[Request]failure{}
+		}
+		if f, ok := p.failed[req]; !ok || f.gen != p.gen || dur < f.dur {
+			p.failed[req] = failure{gen: p.gen, dur: dur, out: out}
+		}
+	}
+	return cards, out
+}
+
+func (p *Profile) fitNow(dur int64, req Request, allow func(card int) bool) ([]int, Outcome) {
 	if cards, out, ok := p.fastFit(dur, req, allow); ok {
 		return cards, out
 	}

@@ -293,3 +293,44 @@ func checkFreeLists(t *rapid.T, p *Profile) {
 		t.Fatalf("kept free %v, rebuilt %v", kept, p.free)
 	}
 }
+
+// TestFitNowFailureCache: FitNow answering from a remembered failure gives
+// what a fresh search gives, over random sequences of the same few shapes
+// asked with various durations between starts and reservations.
+func TestFitNowFailureCache(t *testing.T) {
+	hits := 0
+	rapid.Check(t, func(t *rapid.T) {
+		p := randomBusyProfile(t)
+		shapes := make([]Request, rapid.IntRange(1, 3).Draw(t, "shapes"))
+		for i := range shapes {
+			shapes[i] = randomRequest(t, fmt.Sprintf("shape%d", i))
+		}
+		for range rapid.IntRange(1, 30).Draw(t, "asks") {
+			req := rapid.SampledFrom(shapes).Draw(t, "req")
+			dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
+			if f, ok := p.failed[req]; ok && f.gen == p.gen && dur >= f.dur {
+				hits++
+			}
+			got, out := p.FitNow(dur, req)
+			want, wout := p.fitNow(dur, req, nil)
+			if out != wout || !slices.Equal(got, want) {
+				t.Fatalf("FitNow(%d, %v) = %v %v, a fresh search %v %v", dur, req, out, got, wout, want)
+			}
+			switch rapid.IntRange(0, 3).Draw(t, "then") {
+			case 0:
+				if out == Fits {
+					if err := p.Reserve(got, 0, dur); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case 1:
+				if st, cards, ok := p.EarliestStart(1, dur, req); ok {
+					_ = p.Reserve(cards, st, st+dur)
+				}
+			}
+		}
+	})
+	if hits == 0 {
+		t.Fatal("no ask was answered from a remembered failure: the test checks nothing")
+	}
+}
