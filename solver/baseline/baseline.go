@@ -238,18 +238,29 @@ type walker struct {
 // pending, counted in Stats.BudgetCut, and the stats say the plan fell
 // back.
 func (w *walker) next(j *model.Job) bool {
+	if w.stop() {
+		w.cut(j)
+		return false
+	}
+	return true
+}
+
+// stop says whether the walk stops here, and notes why: once the context
+// is cancelled, or past its deadline once the head waits.
+func (w *walker) stop() bool {
 	if w.stopped == nil {
 		if err := w.ctx.Err(); err != nil && (w.waiting != "" || !errors.Is(err, context.DeadlineExceeded)) {
 			w.stopped = err
 			w.d.Stats.Fallback = true
 		}
 	}
-	if w.stopped != nil {
-		w.d.Stats.BudgetCut++
-		w.pending(j, model.PendingResources, "not considered this cycle: the planner's time budget ran out")
-		return false
-	}
-	return true
+	return w.stopped != nil
+}
+
+// cut leaves j unconsidered: the walk stopped.
+func (w *walker) cut(j *model.Job) {
+	w.d.Stats.BudgetCut++
+	w.pending(j, model.PendingResources, "not considered this cycle: the planner's time budget ran out")
 }
 
 func (w *walker) run(order []int) {
@@ -354,7 +365,14 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		if optOut {
 			after = max(after, w.lastRes)
 		}
-		if t, rc, ok := w.prof.EarliestStart(after, dur, req); ok {
+		// The sweep stops where the walk would (the head's reservation
+		// is completed past the deadline, a later one is not).
+		t, rc, ok, stopped := w.prof.EarliestStartOr(after, dur, req, w.stop)
+		if stopped {
+			w.cut(j)
+			return
+		}
+		if ok {
 			if err := w.prof.Reserve(rc, t, t+dur); err == nil {
 				w.reserved++
 				w.lastRes = max(w.lastRes, t)

@@ -159,3 +159,56 @@ func TestPlanStopsWhenCancelledMidWalk(t *testing.T) {
 		t.Fatal("the hook never ran: not a test of a cancel mid-walk")
 	}
 }
+
+// TestBudgetStopsInsideASweep: a reservation's sweep asks the context as
+// it goes, so a budget that passes in the middle of a long sweep (here
+// 2,048 cards released at 2,048 distinct times) cuts that job rather than
+// finishing its sweep; the head's own sweep is always completed. What was
+// decided before the cut is the full plan's.
+func TestBudgetStopsInsideASweep(t *testing.T) {
+	c := modeltest.Uniform(2048, 1, 0)
+	now := modeltest.Epoch.Add(10 * time.Hour)
+	s := &model.Snapshot{Now: now, Cluster: c}
+	for i := range c.Nodes {
+		j := modeltest.Job(fmt.Sprintf("r%04d", i)).Cards(1).Limit(time.Duration(i+1) * time.Minute).Build()
+		s.Running = append(s.Running, modeltest.Running(j, now, modeltest.Refs(c.Nodes[i].Name, 0, 1)...))
+	}
+	for i := range 6 {
+		s.Queued = append(s.Queued, modeltest.Job(fmt.Sprintf("q%d", i)).Cards(1500+100*i).Limit(time.Hour).Build())
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	params, _ := ForPolicy(model.PolicyConservative, 0)
+	full, err := New(params).Plan(context.Background(), s)
+	if err != nil || len(full.Reservations) != len(s.Queued) {
+		t.Fatalf("full plan: %v, %d reservations, want %d", err, len(full.Reservations), len(s.Queued))
+	}
+	// Left counts the context's answers: one per job considered, and one
+	// per stopEvery events of a sweep past the head.
+	sweepCut := false
+	for left := 0; left <= 24; left++ {
+		d, err := New(params).Plan(&modeltest.Countdown{Context: context.Background(), Left: left}, s)
+		if err != nil {
+			t.Fatalf("%d answers: %v", left, err)
+		}
+		if len(d.Reservations) == 0 {
+			t.Fatalf("%d answers: no reservation, want at least the head's", left)
+		}
+		if diff := cmp.Diff(full.Reservations[:len(d.Reservations)], d.Reservations); diff != "" {
+			t.Fatalf("%d answers: reservations differ from the full plan's first (-full +cut):\n%s", left, diff)
+		}
+		if len(d.Reservations)+d.Stats.BudgetCut != len(s.Queued) || len(d.Pending) != len(s.Queued) {
+			t.Fatalf("%d answers: %d reserved + %d cut, %d pending, want %d", left, len(d.Reservations), d.Stats.BudgetCut, len(d.Pending), len(s.Queued))
+		}
+		// Within the answers that let job k be considered (k+2 of them:
+		// one as the plan begins, one per job up to k, the head's sweep
+		// asking nothing), a cut of job k came from inside its sweep.
+		if k := len(d.Reservations); k < len(s.Queued) && left >= k+2 {
+			sweepCut = true
+		}
+	}
+	if !sweepCut {
+		t.Fatal("no budget passed inside a sweep: not a test of the sweep's stop")
+	}
+}

@@ -26,23 +26,37 @@ type event struct {
 // per-node, per-island and per-switch counters tell in O(1) per event
 // whether the cards in the set can hold the job.
 func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, cards []int, ok bool) {
-	return p.earliest(after, dur, req, true)
+	start, cards, ok, _ = p.earliest(after, dur, req, true, nil)
+	return start, cards, ok
 }
+
+// EarliestStartOr is EarliestStart that gives up once stop returns true
+// (a time budget spent): it asks every stopEvery events of the sweep, and
+// when it gives up it returns stopped true and nothing else.
+func (p *Profile) EarliestStartOr(after, dur int64, req Request, stop func() bool) (start int64, cards []int, ok, stopped bool) {
+	return p.earliest(after, dur, req, true, stop)
+}
+
+// stopEvery is how many events a sweep handles between two questions to
+// its stop function: at 65,536 cards a sweep handles about a million a
+// second, so a budget is overrun by a millisecond at most.
+const stopEvery = 1024
 
 // EarliestTime is EarliestStart's time alone: the counters decide it
 // exactly, so no cards are chosen.
 func (p *Profile) EarliestTime(after, dur int64, req Request) (int64, bool) {
-	t, _, ok := p.earliest(after, dur, req, false)
+	t, _, ok, _ := p.earliest(after, dur, req, false, nil)
 	return t, ok
 }
 
-func (p *Profile) earliest(after, dur int64, req Request, pick bool) (start int64, cards []int, ok bool) {
+func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func() bool) (start int64, cards []int, ok, stopped bool) {
 	if req.Cards <= 0 || dur <= 0 {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	it := p.eventsFrom(after, dur, req)
 	f := newFeasibility(p, req)
 	defer f.reset()
+	n := 0
 	for it.more() {
 		t := it.peek().t
 		added := false
@@ -50,12 +64,15 @@ func (p *Profile) earliest(after, dur int64, req Request, pick bool) (start int6
 			e := it.next()
 			f.update(int(e.card), e.add)
 			added = added || e.add
+			if n++; stop != nil && n%stopEvery == 0 && stop() {
+				return 0, nil, false, true
+			}
 		}
 		if !added || !f.feasible() {
 			continue
 		}
 		if !pick {
-			return t, nil, true
+			return t, nil, true, false
 		}
 		cands := p.sc.cands[:0]
 		for c, in := range p.sc.inSet {
@@ -66,12 +83,12 @@ func (p *Profile) earliest(after, dur int64, req Request, pick bool) (start int6
 		}
 		p.sc.cands = cands
 		if got := p.place(req, cands); got != nil {
-			return t, got, true
+			return t, got, true, false
 		}
 		// The counters decide feasibility exactly, so place finds cards;
 		// should it not, the sweep goes on rather than fail.
 	}
-	return 0, nil, false
+	return 0, nil, false, false
 }
 
 // freeSince returns when the gap of card c that contains t began.
