@@ -250,8 +250,11 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 	for _, id := range []string{"w1", "w2", "ck"} {
 		h.mem.window[id] = now.Add(30 * time.Minute)
 	}
-	cy := &cycle{h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params, d: &model.Decision{}}
-	cy.grace = 60
+	s.Options.OverrunGrace = time.Minute
+	cy, err := h.newCycle(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cy.load(nil); err != nil {
 		t.Fatal(err)
 	}

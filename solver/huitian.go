@@ -168,6 +168,7 @@ type cycle struct {
 	waiting   string
 	grace     int64
 	byID      map[string]int
+	runCards  [][]int            // each running job's cards (baseline.CardIDs.Resolve)
 	order     []int              // the queue in queue order (queueOrder)
 	posOf     map[*model.Job]int // queue position of each queued job
 	pendPos   []int              // queue position of each pending entry
@@ -268,19 +269,10 @@ func ceilSec(v float64) int64 {
 
 // Plan plans one cycle, in the phases solver/README.md draws.
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
-	c := &cycle{
-		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
-		d: &model.Decision{Stats: model.Stats{Solver: h.name}},
-	}
 	h.sweepEstimates()
-	c.grace = baseline.Seconds(s.Options.OverrunGrace)
-	if c.grace == 0 {
-		c.grace = baseline.Seconds(model.DefaultOverrunGrace)
-	}
-	c.order = h.queueOrder(s.Queued)
-	c.posOf = make(map[*model.Job]int, len(s.Queued))
-	for n, k := range c.order {
-		c.posOf[&s.Queued[k]] = n
+	c, err := h.newCycle(s)
+	if err != nil {
+		return nil, err
 	}
 	// 1. The guarantee: EASY's decision on the time limits, and whether
 	// making backfill jobs yield starts the head markedly earlier.
@@ -322,6 +314,30 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	c.estimateStarts(ctx)
 	c.sortPending()
 	return c.d, nil
+}
+
+// newCycle begins a plan of s: what every phase reads.
+func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
+	c := &cycle{
+		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
+		d: &model.Decision{Stats: model.Stats{Solver: h.name}},
+	}
+	c.grace = baseline.Seconds(s.Options.OverrunGrace)
+	if c.grace == 0 {
+		c.grace = baseline.Seconds(model.DefaultOverrunGrace)
+	}
+	// The running jobs' cards, resolved once for the guarantee's plans
+	// and the predicted profile.
+	var err error
+	if c.runCards, err = h.cards.Resolve(s); err != nil {
+		return nil, err
+	}
+	c.order = h.queueOrder(s.Queued)
+	c.posOf = make(map[*model.Job]int, len(s.Queued))
+	for n, k := range c.order {
+		c.posOf[&s.Queued[k]] = n
+	}
+	return c, nil
 }
 
 // cancelled returns the context's error when the caller cancelled it, nil
@@ -375,8 +391,6 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	// Every running job's entries are written below.
 	c.runDist = resized(&c.h.runDists, len(s.Running))
 	c.runRem = resized(&c.h.runRems, len(s.Running))
-	c.h.cards.Begin(c.lay)
-	defer c.h.cards.End(len(s.Running))
 	for i := range s.Running {
 		r := &s.Running[i]
 		e := c.h.estimateOf(&r.Job)
@@ -392,11 +406,7 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 		}
 		c.runDist[i] = rem
 		end := max(ceilSec(rem.Quantile(c.h.cfg.Quantile)), 1)
-		ids, bad, ok := c.h.cards.Of(r.Job.ID, r.Cards)
-		if !ok {
-			return fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
-		}
-		for _, id := range ids {
+		for _, id := range c.runCards[i] {
 			c.prof.Hold(id, end)
 			c.holder[id] = runningHolder(i)
 		}

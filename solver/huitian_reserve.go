@@ -45,8 +45,8 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
 	planned = c.contracts()
-	order := baseline.QueueOrder(s.Queued)
-	core, err = h.core.PlanOrder(ctx, c.withReleases(planned), order)
+	prep := baseline.Prepared{Order: baseline.QueueOrder(s.Queued), Cards: c.runCards}
+	core, err = h.core.PlanPrepared(ctx, c.withReleases(planned), prep)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -91,7 +91,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		// The main pass alone says where the head would start, and most
 		// tries gain too little to keep: plan the rest only for one kept,
 		// or when the head was left to the backfill pass.
-		m, err := h.core.Main(ctx, alt, order)
+		m, err := h.core.Main(ctx, alt, prep)
 		if err != nil {
 			return nil, nil, false
 		}
@@ -102,7 +102,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if decided && !keep(t1) {
 			return nil, nil, false
 		}
-		d, err := h.core.PlanOrder(ctx, alt, order)
+		d, err := h.core.PlanPrepared(ctx, alt, prep)
 		if err != nil {
 			return nil, nil, false
 		}

@@ -96,39 +96,52 @@ func (pl *Planner) take(lay *model.Layout) *loadState {
 // a message saying so, Stats.BudgetCut counting them and Stats.Fallback
 // set. Conservative thus reserves as deep as time allowed.
 func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
-	return pl.PlanOrder(ctx, s, QueueOrder(s.Queued))
+	return pl.plan(ctx, s, Prepared{Order: QueueOrder(s.Queued)}, false)
 }
 
-// PlanOrder is Plan with the queue order given: order must be
-// QueueOrder(s.Queued), computed once by a caller that plans the same
-// queue more than once.
-func (pl *Planner) PlanOrder(ctx context.Context, s *model.Snapshot, order []int) (*model.Decision, error) {
-	return pl.plan(ctx, s, order, false)
+// Prepared is what a caller that plans one snapshot more than once (with
+// other limits for some running jobs, as a what-if of a preemption does)
+// computes once: the queue order, QueueOrder(s.Queued), and the dense
+// numbers of each running job's cards (CardIDs.Resolve), nil to have the
+// planner resolve them. It holds for every snapshot with the same queue
+// and the same running jobs on the same cards.
+type Prepared struct {
+	Order []int
+	Cards [][]int
 }
 
-// Main is PlanOrder cut after the main pass: the jobs in queue order up to
-// where the reservation depth is spent, started or reserved as Plan would
-// (Plan's decision begins with the same starts and the same
+// PlanPrepared is Plan with what was prepared.
+func (pl *Planner) PlanPrepared(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
+	return pl.plan(ctx, s, prep, false)
+}
+
+// Main is PlanPrepared cut after the main pass: the jobs in queue order up
+// to where the reservation depth is spent, started or reserved as Plan
+// would (Plan's decision begins with the same starts and the same
 // reservations), and nothing backfilled. It is for a caller that needs
 // only the head's start, such as a what-if of a preemption; its Pending
 // lists the jobs it considered, not the whole queue.
-func (pl *Planner) Main(ctx context.Context, s *model.Snapshot, order []int) (*model.Decision, error) {
-	return pl.plan(ctx, s, order, true)
+func (pl *Planner) Main(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
+	return pl.plan(ctx, s, prep, true)
 }
 
-func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, order []int, mainOnly bool) (*model.Decision, error) {
+func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mainOnly bool) (*model.Decision, error) {
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, err
 	}
 	st := pl.take(s.Cluster.Layout())
 	defer pl.state.Store(st)
 	prof := st.prof
-	if err := st.ids.Load(prof, s); err != nil {
-		return nil, err
+	if prep.Cards == nil {
+		var err error
+		if prep.Cards, err = st.ids.Resolve(s); err != nil {
+			return nil, err
+		}
 	}
+	Hold(prof, s, prep.Cards)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
 	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mainOnly}
-	w.run(order)
+	w.run(prep.Order)
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
 		return nil, w.stopped
 	}
@@ -149,14 +162,35 @@ func Load(s *model.Snapshot) (*profile.Profile, error) {
 // LoadInto is Load into a fresh or reset profile of the snapshot's layout.
 func LoadInto(prof *profile.Profile, s *model.Snapshot) error {
 	var ids CardIDs
-	return ids.Load(prof, s)
+	cards, err := ids.Resolve(s)
+	if err != nil {
+		return err
+	}
+	Hold(prof, s, cards)
+	return nil
 }
 
-// Load is LoadInto with the card numbers of jobs that ran last cycle
-// remembered.
-func (c *CardIDs) Load(prof *profile.Profile, s *model.Snapshot) error {
-	c.Begin(prof.Layout())
+// Resolve returns the dense numbers of every running job's cards, by
+// index into s.Running, remembering them for the next cycle. The slices
+// are the CardIDs' own: the caller must not modify them.
+func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
+	c.Begin(s.Cluster.Layout())
 	defer c.End(len(s.Running))
+	out := make([][]int, len(s.Running))
+	for i := range s.Running {
+		r := &s.Running[i]
+		ids, bad, ok := c.Of(r.Job.ID, r.Cards)
+		if !ok {
+			return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
+		}
+		out[i] = ids
+	}
+	return out, nil
+}
+
+// Hold is Load into a fresh or reset profile with the running jobs' cards
+// resolved (Resolve).
+func Hold(prof *profile.Profile, s *model.Snapshot, cards [][]int) {
 	grace := Seconds(s.Options.OverrunGrace)
 	if s.Options.OverrunGrace == 0 {
 		grace = Seconds(model.DefaultOverrunGrace)
@@ -167,15 +201,10 @@ func (c *CardIDs) Load(prof *profile.Profile, s *model.Snapshot) error {
 		if end <= 0 {
 			end = grace
 		}
-		ids, bad, ok := c.Of(r.Job.ID, r.Cards)
-		if !ok {
-			return fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
-		}
-		for _, id := range ids {
+		for _, id := range cards[i] {
 			prof.Hold(id, end)
 		}
 	}
-	return nil
 }
 
 // Rel converts a time to whole seconds from now, rounding up.

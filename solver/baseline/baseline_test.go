@@ -241,12 +241,19 @@ func TestMainIsPlansMainPass(t *testing.T) {
 		s := randomSnapshot(t)
 		params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
 		pl := New(params)
-		order := QueueOrder(s.Queued)
-		full, err := pl.PlanOrder(context.Background(), s, order)
+		prep := Prepared{Order: QueueOrder(s.Queued)}
+		if rapid.Bool().Draw(t, "resolved") {
+			var ids CardIDs
+			var err error
+			if prep.Cards, err = ids.Resolve(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		full, err := pl.PlanPrepared(context.Background(), s, prep)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := pl.Main(context.Background(), s, order)
+		m, err := pl.Main(context.Background(), s, prep)
 		if err != nil {
 			t.Fatal(err)
 		}
