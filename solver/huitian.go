@@ -545,16 +545,7 @@ func (c *cycle) addPending(j *model.Job, p model.Pending) {
 
 // sortPending puts the waiting jobs in queue order.
 func (c *cycle) sortPending() {
-	idx := make([]int, len(c.d.Pending))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(c.pendPos[a], c.pendPos[b]) })
-	out := make([]model.Pending, len(idx))
-	for i, k := range idx {
-		out[i] = c.d.Pending[k]
-	}
-	c.d.Pending = out
+	c.d.Pending = baseline.ByPosition(c.d.Pending, c.pendPos, len(c.s.Queued))
 }
 
 func (c *cycle) at(t int64) time.Time { return c.s.Now.Add(time.Duration(t) * time.Second) }

@@ -141,6 +141,11 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	Hold(prof, s, prep.Cards)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
 	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mainOnly}
+	if !mainOnly {
+		// Nearly every queued job waits in a deep queue.
+		d.Pending = make([]model.Pending, 0, len(s.Queued))
+		w.pendIdx = make([]int, 0, len(s.Queued))
+	}
 	w.run(prep.Order)
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
 		return nil, w.stopped
@@ -352,16 +357,29 @@ func (w *walker) run(order []int) {
 	for n, k := range order {
 		pos[k] = n
 	}
-	idx := make([]int, len(w.d.Pending))
-	for i := range idx {
-		idx[i] = i
+	for i, k := range w.pendIdx {
+		w.pendIdx[i] = pos[k]
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(pos[w.pendIdx[a]], pos[w.pendIdx[b]]) })
-	out := make([]model.Pending, len(idx))
-	for i, k := range idx {
-		out[i] = w.d.Pending[k]
+	w.d.Pending = ByPosition(w.d.Pending, w.pendIdx, len(order))
+}
+
+// ByPosition returns items ordered by their positions pos[i], each in
+// [0, n), ties in their order in items: a counting sort, linear in
+// len(items) + n, for putting a decision's entries in queue order.
+func ByPosition[T any](items []T, pos []int, n int) []T {
+	next := make([]int, n+1)
+	for _, p := range pos {
+		next[p+1]++
 	}
-	w.d.Pending = out
+	for p := 1; p <= n; p++ {
+		next[p] += next[p-1]
+	}
+	out := make([]T, len(items))
+	for i, p := range pos {
+		out[next[p]] = items[i]
+		next[p]++
+	}
+	return out
 }
 
 // pending records why j waits. Messages are built by concatenation: a

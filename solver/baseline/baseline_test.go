@@ -3,15 +3,17 @@ package baseline
 import (
 	"context"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver/profile"
-	"pgregory.net/rapid"
 )
 
 // randomSnapshot draws a cluster of 8-card-or-smaller nodes under two
@@ -270,6 +272,24 @@ func TestMainIsPlansMainPass(t *testing.T) {
 			if st.Kind != model.Backfill {
 				t.Fatalf("%s started after the main pass as %v, want backfill", st.JobID, st.Kind)
 			}
+		}
+	})
+}
+
+// TestByPositionIsAStableSort: ByPosition orders as a stable sort by
+// position does, repeated positions included.
+func TestByPositionIsAStableSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 30).Draw(t, "n")
+		pos := rapid.SliceOf(rapid.IntRange(0, n-1)).Draw(t, "pos")
+		items := make([]int, len(pos))
+		for i := range items {
+			items[i] = i
+		}
+		want := slices.Clone(items)
+		slices.SortStableFunc(want, func(a, b int) int { return pos[a] - pos[b] })
+		if got := ByPosition(items, pos, n); !slices.Equal(got, want) {
+			t.Fatalf("ByPosition(%v) = %v, want %v", pos, got, want)
 		}
 	})
 }
