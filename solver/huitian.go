@@ -357,10 +357,13 @@ func (h *Huitian) queueOrder(q []model.Job) []int {
 	for i := range order {
 		order[i] = i
 	}
-	prio := func(j *model.Job) int { return j.Priority + preempt.Compensation(h.cfg.Preempt, j.RequeueCount) }
+	prio := make([]int, len(q))
+	for i := range q {
+		prio[i] = q[i].Priority + preempt.Compensation(h.cfg.Preempt, q[i].RequeueCount)
+	}
 	slices.SortFunc(order, func(a, b int) int {
 		ja, jb := &q[a], &q[b]
-		if c := cmp.Compare(prio(jb), prio(ja)); c != 0 {
+		if c := cmp.Compare(prio[b], prio[a]); c != 0 {
 			return c
 		}
 		if c := ja.Submit.Compare(jb.Submit); c != 0 {
