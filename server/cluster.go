@@ -31,6 +31,9 @@ type cluster struct {
 	// stored order is the order every Learner saw.
 	mu       sync.Mutex
 	planners map[plannerKey]solver.Planner
+	// memory says how each Learner made in this process began (GetStatus);
+	// never modified once stored.
+	memory map[plannerKey]*pb.PlannerMemory
 
 	last  atomic.Pointer[lastPlan] // replaced whole, never modified
 	gen   atomic.Uint64            // bumped after every stored write; part of insight cache keys
@@ -68,7 +71,7 @@ func (s *Server) cluster(id string) *cluster {
 	defer s.mu.Unlock()
 	c, ok := s.clusters[id]
 	if !ok {
-		c = &cluster{id: id, planners: map[plannerKey]solver.Planner{}}
+		c = &cluster{id: id, planners: map[plannerKey]solver.Planner{}, memory: map[plannerKey]*pb.PlannerMemory{}}
 		s.clusters[id] = c
 	}
 	return c
@@ -93,20 +96,21 @@ func (s *Server) plannerLocked(c *cluster, key plannerKey) (solver.Planner, erro
 		return nil, err
 	}
 	if l, ok := p.(solver.Learner); ok {
-		after, err := s.restore(c, key, l)
+		start, err := s.restore(c, key, l)
 		if err != nil {
 			return nil, err
 		}
-		n, err := s.replay(c.id, after, key, l)
+		n, err := s.replay(c.id, start.after, key, l)
 		if err != nil {
 			return nil, err
 		}
-		if after > 0 {
+		if start.after > 0 {
 			s.log.Info("planner restored from its saved memory and the log after it", "cluster", logID(c.id), "policy", key.policy.String(),
-				"position", after, "entries", n)
+				"position", start.after, "entries", n)
 		} else {
 			s.log.Info("planner rebuilt from the event log", "cluster", logID(c.id), "policy", key.policy.String(), "events", n)
 		}
+		c.memory[key] = memoryProto(start, n, time.Now())
 	}
 	c.planners[key] = p
 	return p, nil

@@ -11,10 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/huitian/huitian/model"
+	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/solver"
 )
 
@@ -243,9 +246,9 @@ func (s *Server) saveMemoryLocked(c *cluster) {
 		if !ok {
 			continue
 		}
-		after, err := s.restore(c, k, sn)
+		start, err := s.restore(c, k, sn)
 		if err == nil {
-			_, err = s.replay(c.id, after, k, sn)
+			_, err = s.replay(c.id, start.after, k, sn)
 		}
 		if err != nil {
 			s.log.Warn("bringing an idle planner's memory up to date failed; the log keeps what it needs", "cluster", logID(c.id), "policy", k.policy.String(), "error", err.Error())
@@ -283,33 +286,56 @@ func (s *Server) saveAllMemory() {
 	}
 }
 
+// memoryStart is how restore began a Learner's memory.
+type memoryStart struct {
+	after   uint64 // the log position to replay after (0: the whole log)
+	ignored string // why a saved memory was ignored, "" when none was
+	partial bool   // one was, and the log before it is trimmed
+}
+
 // restore gives a new Learner the saved memory when there is one it can
-// read, and returns the log position to replay after (0: the whole log).
-// A saved memory it cannot read (another encoding version, damaged) is
-// ignored with a warning: the whole log is replayed when it is still
-// whole, else the memory starts fresh from what the log still holds.
-func (s *Server) restore(c *cluster, key plannerKey, l solver.Learner) (after uint64, err error) {
+// read, and says where to replay the log from. A saved memory it cannot
+// read (another encoding version, damaged) is ignored with a warning: the
+// whole log is replayed when it is still whole, else the memory starts
+// fresh from what the log still holds.
+func (s *Server) restore(c *cluster, key plannerKey, l solver.Learner) (memoryStart, error) {
 	sn, ok := l.(solver.Snapshotter)
 	if !ok {
-		return 0, nil
+		return memoryStart{}, nil
 	}
 	m, err := s.store.Memory(c.id, learnerName(key))
 	if err != nil || !m.ok {
-		return 0, err
+		return memoryStart{}, err
 	}
 	uerr := unmarshalMemory(sn, m.mem)
 	if uerr == nil {
-		return m.pos, nil
+		return memoryStart{after: m.pos}, nil
 	}
 	version := errors.Is(uerr, solver.ErrMemoryVersion)
+	why := uerr.Error()
 	if m.whole {
 		s.log.Warn("saved planner memory ignored; rebuilding it from the whole log", "cluster", logID(c.id), "policy", key.policy.String(),
 			"other_version", version, "error", uerr.Error())
-		return 0, nil
+		return memoryStart{ignored: why}, nil
 	}
 	s.log.Warn("saved planner memory ignored and the log before it was trimmed: the planner's memory starts fresh from what the log still holds",
 		"cluster", logID(c.id), "policy", key.policy.String(), "other_version", version, "error", uerr.Error())
-	return 0, nil
+	return memoryStart{ignored: why, partial: true}, nil
+}
+
+// memoryProto says, for GetStatus, how a Learner made now began: from
+// start, with n log entries replayed.
+func memoryProto(start memoryStart, n int, now time.Time) *pb.PlannerMemory {
+	m := &pb.PlannerMemory{Replayed: int64(n), Ignored: start.ignored, Made: timestamppb.New(now)}
+	switch {
+	case start.after > 0:
+		m.Origin, m.SavedPosition = pb.PlannerMemory_ORIGIN_SAVED, start.after
+	case start.partial:
+		m.Origin = pb.PlannerMemory_ORIGIN_PARTIAL_LOG
+	default:
+		m.Origin = pb.PlannerMemory_ORIGIN_LOG
+	}
+	return m
 }
 
 func unmarshalMemory(sn solver.Snapshotter, b []byte) (err error) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/google/go-cmp/cmp"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -80,6 +82,32 @@ func rewriteMemory(t *testing.T, dir string) {
 	}
 }
 
+// memoryOf returns what GetStatus says of how the cluster's planner
+// began.
+func memoryOf(t *testing.T, ts *testServer, cluster string) *pb.PlannerMemory {
+	t.Helper()
+	st, err := ts.client().GetStatus(context.Background(), connect.NewRequest(&pb.GetStatusRequest{ClusterId: cluster}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Msg.GetMemory() == nil {
+		t.Fatalf("%s: GetStatus says nothing of the planner's memory", cluster)
+	}
+	return st.Msg.GetMemory()
+}
+
+// checkMemory checks how each cluster's planner began, as GetStatus says.
+func checkMemory(t *testing.T, when string, ts *testServer, rms []*miniRM, origin pb.PlannerMemory_Origin, ignored string) {
+	t.Helper()
+	for _, m := range rms {
+		mem := memoryOf(t, ts, m.id)
+		if mem.GetOrigin() != origin || (mem.GetSavedPosition() > 0) != (origin == pb.PlannerMemory_ORIGIN_SAVED) ||
+			!strings.Contains(mem.GetIgnored(), ignored) || (ignored == "") != (mem.GetIgnored() == "") || mem.GetMade() == nil {
+			t.Errorf("%s, %s: memory %v, want origin %v, ignored %q", when, m.id, mem, origin, ignored)
+		}
+	}
+}
+
 // TestTrimmedLearnerRestartsAsWhole drives a service that trims its
 // history to an hour and one that keeps everything with the same cycles
 // of a huitian and a huitian-greedy cluster. The trimming one drops the
@@ -108,6 +136,7 @@ func TestTrimmedLearnerRestartsAsWhole(t *testing.T) {
 		}
 	}
 	cycles("", 200, trim, keep) // 16.7 h of cluster time, an hour kept
+	checkMemory(t, "new", trim, rms, pb.PlannerMemory_ORIGIN_LOG, "")
 	for _, m := range rms {
 		first, last, n := logSpan(t, trim, m.id)
 		_, _, all := logSpan(t, keep, m.id)
@@ -136,6 +165,13 @@ func TestTrimmedLearnerRestartsAsWhole(t *testing.T) {
 	trim2 := startAt(t, trim.cfg, WithLogger(newTestLogger(&trimLog)))
 	keep2 := startAt(t, keep.cfg, WithLogger(newTestLogger(&keepLog)))
 	cycles("after restart", 20, trim2, keep2)
+	checkMemory(t, "restarted with its saved memory", trim2, rms, pb.PlannerMemory_ORIGIN_SAVED, "")
+	checkMemory(t, "restarted with another version's memory and the whole log", keep2, rms, pb.PlannerMemory_ORIGIN_LOG, "another encoding version")
+	for _, m := range rms {
+		if mem := memoryOf(t, keep2, m.id); mem.GetReplayed() == 0 {
+			t.Errorf("%s rebuilt from the whole log replayed nothing: %v", m.id, mem)
+		}
+	}
 	if !strings.Contains(trimLog.String(), "planner restored from its saved memory") {
 		t.Errorf("the trimmed service did not restore its planners' memory:\n%s", trimLog.String())
 	}
@@ -156,6 +192,7 @@ func TestTrimmedLearnerRestartsAsWhole(t *testing.T) {
 			m.cycle(t, trim3)
 		}
 	}
+	checkMemory(t, "restarted with another version's memory and a trimmed log", trim3, rms, pb.PlannerMemory_ORIGIN_PARTIAL_LOG, "another encoding version")
 	if !strings.Contains(freshLog.String(), "the planner's memory starts fresh") {
 		t.Errorf("the trimmed service did not say its planners' memory starts fresh:\n%s", freshLog.String())
 	}

@@ -224,7 +224,10 @@ func TestTrimmedStoreAnswersAsUntrimmed(t *testing.T) {
 	}
 	compare := func(when string, a, b *testServer) {
 		for _, m := range rms {
-			if diff := cmp.Diff(answers(t, b, m, recent(m)), answers(t, a, m, recent(m)), protocmp.Transform()); diff != "" {
+			// How each planner began differs, by design: the trimmed
+			// service restores saved memory, the other replays its log.
+			if diff := cmp.Diff(answers(t, b, m, recent(m)), answers(t, a, m, recent(m)), protocmp.Transform(),
+				protocmp.IgnoreFields(&pb.GetStatusResponse{}, "memory")); diff != "" {
 				t.Errorf("%s, %s: the trimmed service answers differently (-kept +trimmed):\n%s", when, m.id, diff)
 			}
 		}

@@ -49,6 +49,7 @@ func (s *Server) GetStatus(ctx context.Context, req *connect.Request[pb.GetStatu
 				v := sr.PlannerStatus()
 				st = &v
 			}
+			out.Memory = c.memory[key]
 			c.mu.Unlock()
 			out.Tuner, out.Measures = nil, nil
 			if st != nil {

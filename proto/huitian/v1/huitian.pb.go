@@ -881,6 +881,65 @@ func (TraceFormat) EnumDescriptor() ([]byte, []int) {
 	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{12}
 }
 
+// The sources a planner's memory can come from.
+type PlannerMemory_Origin int32
+
+const (
+	// Not set: never sent.
+	PlannerMemory_ORIGIN_UNSPECIFIED PlannerMemory_Origin = 0
+	// Its saved memory, then the log entries after it.
+	PlannerMemory_ORIGIN_SAVED PlannerMemory_Origin = 1
+	// The cluster's whole event log (no saved memory, or one that could
+	// not be read while the log was still whole).
+	PlannerMemory_ORIGIN_LOG PlannerMemory_Origin = 2
+	// Only the log entries still kept: the saved memory could not be read
+	// and the log before it was trimmed.
+	PlannerMemory_ORIGIN_PARTIAL_LOG PlannerMemory_Origin = 3
+)
+
+// Enum value maps for PlannerMemory_Origin.
+var (
+	PlannerMemory_Origin_name = map[int32]string{
+		0: "ORIGIN_UNSPECIFIED",
+		1: "ORIGIN_SAVED",
+		2: "ORIGIN_LOG",
+		3: "ORIGIN_PARTIAL_LOG",
+	}
+	PlannerMemory_Origin_value = map[string]int32{
+		"ORIGIN_UNSPECIFIED": 0,
+		"ORIGIN_SAVED":       1,
+		"ORIGIN_LOG":         2,
+		"ORIGIN_PARTIAL_LOG": 3,
+	}
+)
+
+func (x PlannerMemory_Origin) Enum() *PlannerMemory_Origin {
+	p := new(PlannerMemory_Origin)
+	*p = x
+	return p
+}
+
+func (x PlannerMemory_Origin) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PlannerMemory_Origin) Descriptor() protoreflect.EnumDescriptor {
+	return file_huitian_v1_huitian_proto_enumTypes[13].Descriptor()
+}
+
+func (PlannerMemory_Origin) Type() protoreflect.EnumType {
+	return &file_huitian_v1_huitian_proto_enumTypes[13]
+}
+
+func (x PlannerMemory_Origin) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PlannerMemory_Origin.Descriptor instead.
+func (PlannerMemory_Origin) EnumDescriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36, 0}
+}
+
 // PlanRequest is one scheduling cycle's snapshot: the cluster, what runs on
 // it, what waits, and how to plan.
 type PlanRequest struct {
@@ -4368,7 +4427,10 @@ type GetStatusResponse struct {
 	// process has made a plan for the cluster since it started (the cards are
 	// kept in memory, not stored); empty otherwise. Which job holds or
 	// reserves a card is what ListJobs says.
-	Cards         []*CardStatus `protobuf:"bytes,11,rep,name=cards,proto3" json:"cards,omitempty"`
+	Cards []*CardStatus `protobuf:"bytes,11,rep,name=cards,proto3" json:"cards,omitempty"`
+	// Where the last plan's planner got what it has learned (runtime history,
+	// tuner), when it learns and this process made it; absent otherwise.
+	Memory        *PlannerMemory `protobuf:"bytes,12,opt,name=memory,proto3" json:"memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4480,6 +4542,100 @@ func (x *GetStatusResponse) GetCards() []*CardStatus {
 	return nil
 }
 
+func (x *GetStatusResponse) GetMemory() *PlannerMemory {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+// PlannerMemory says how a learning planner began in this process: from
+// its saved memory and the log after it, from the cluster's whole event
+// log, or, when its saved memory could not be read and the log before it
+// was trimmed, from what the log still holds (it starts over, with less
+// history than it had).
+type PlannerMemory struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where the planner's memory came from.
+	Origin PlannerMemory_Origin `protobuf:"varint,1,opt,name=origin,proto3,enum=huitian.v1.PlannerMemory_Origin" json:"origin,omitempty"`
+	// ORIGIN_SAVED: the log position the saved memory was taken at.
+	SavedPosition uint64 `protobuf:"varint,2,opt,name=saved_position,json=savedPosition,proto3" json:"saved_position,omitempty"`
+	// The log entries replayed into the planner when it was made.
+	Replayed int64 `protobuf:"varint,3,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	// Why a saved memory was ignored ("" when none was): the error reading
+	// it (another encoding version, damaged).
+	Ignored string `protobuf:"bytes,4,opt,name=ignored,proto3" json:"ignored,omitempty"`
+	// When this process made the planner.
+	Made          *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=made,proto3" json:"made,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlannerMemory) Reset() {
+	*x = PlannerMemory{}
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlannerMemory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlannerMemory) ProtoMessage() {}
+
+func (x *PlannerMemory) ProtoReflect() protoreflect.Message {
+	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlannerMemory.ProtoReflect.Descriptor instead.
+func (*PlannerMemory) Descriptor() ([]byte, []int) {
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PlannerMemory) GetOrigin() PlannerMemory_Origin {
+	if x != nil {
+		return x.Origin
+	}
+	return PlannerMemory_ORIGIN_UNSPECIFIED
+}
+
+func (x *PlannerMemory) GetSavedPosition() uint64 {
+	if x != nil {
+		return x.SavedPosition
+	}
+	return 0
+}
+
+func (x *PlannerMemory) GetReplayed() int64 {
+	if x != nil {
+		return x.Replayed
+	}
+	return 0
+}
+
+func (x *PlannerMemory) GetIgnored() string {
+	if x != nil {
+		return x.Ignored
+	}
+	return ""
+}
+
+func (x *PlannerMemory) GetMade() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Made
+	}
+	return nil
+}
+
 // CardStatus is one card as the last plan saw it.
 type CardStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4500,7 +4656,7 @@ type CardStatus struct {
 
 func (x *CardStatus) Reset() {
 	*x = CardStatus{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4512,7 +4668,7 @@ func (x *CardStatus) String() string {
 func (*CardStatus) ProtoMessage() {}
 
 func (x *CardStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[36]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4525,7 +4681,7 @@ func (x *CardStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardStatus.ProtoReflect.Descriptor instead.
 func (*CardStatus) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{36}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CardStatus) GetCard() *CardRef {
@@ -4569,7 +4725,7 @@ type TunerParameters struct {
 
 func (x *TunerParameters) Reset() {
 	*x = TunerParameters{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4581,7 +4737,7 @@ func (x *TunerParameters) String() string {
 func (*TunerParameters) ProtoMessage() {}
 
 func (x *TunerParameters) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[37]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4594,7 +4750,7 @@ func (x *TunerParameters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TunerParameters.ProtoReflect.Descriptor instead.
 func (*TunerParameters) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{37}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *TunerParameters) GetMaxBackfillRuntime() *durationpb.Duration {
@@ -4655,7 +4811,7 @@ type BackfillMeasures struct {
 
 func (x *BackfillMeasures) Reset() {
 	*x = BackfillMeasures{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4667,7 +4823,7 @@ func (x *BackfillMeasures) String() string {
 func (*BackfillMeasures) ProtoMessage() {}
 
 func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[38]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4680,7 +4836,7 @@ func (x *BackfillMeasures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackfillMeasures.ProtoReflect.Descriptor instead.
 func (*BackfillMeasures) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{38}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BackfillMeasures) GetCompletionRate() *wrapperspb.DoubleValue {
@@ -4750,7 +4906,7 @@ type FragmentSummary struct {
 
 func (x *FragmentSummary) Reset() {
 	*x = FragmentSummary{}
-	mi := &file_huitian_v1_huitian_proto_msgTypes[39]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4762,7 +4918,7 @@ func (x *FragmentSummary) String() string {
 func (*FragmentSummary) ProtoMessage() {}
 
 func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_huitian_v1_huitian_proto_msgTypes[39]
+	mi := &file_huitian_v1_huitian_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4775,7 +4931,7 @@ func (x *FragmentSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FragmentSummary.ProtoReflect.Descriptor instead.
 func (*FragmentSummary) Descriptor() ([]byte, []int) {
-	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{39}
+	return file_huitian_v1_huitian_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *FragmentSummary) GetFragment() FragmentClass {
@@ -5117,7 +5273,7 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x10GetStatusRequest\x12&\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tclusterId\x12#\n" +
-	"\rinclude_cards\x18\x02 \x01(\bR\fincludeCards\"\xc0\x04\n" +
+	"\rinclude_cards\x18\x02 \x01(\bR\fincludeCards\"\xf3\x04\n" +
 	"\x11GetStatusResponse\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12=\n" +
@@ -5133,7 +5289,20 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\tfragments\x18\t \x03(\v2\x1b.huitian.v1.FragmentSummaryR\tfragments\x12=\n" +
 	"\x16last_reservation_depth\x18\n" +
 	" \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x14lastReservationDepth\x12,\n" +
-	"\x05cards\x18\v \x03(\v2\x16.huitian.v1.CardStatusR\x05cards\"\x86\x01\n" +
+	"\x05cards\x18\v \x03(\v2\x16.huitian.v1.CardStatusR\x05cards\x121\n" +
+	"\x06memory\x18\f \x01(\v2\x19.huitian.v1.PlannerMemoryR\x06memory\"\xc5\x02\n" +
+	"\rPlannerMemory\x12B\n" +
+	"\x06origin\x18\x01 \x01(\x0e2 .huitian.v1.PlannerMemory.OriginB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06origin\x12%\n" +
+	"\x0esaved_position\x18\x02 \x01(\x04R\rsavedPosition\x12#\n" +
+	"\breplayed\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\breplayed\x12\x18\n" +
+	"\aignored\x18\x04 \x01(\tR\aignored\x12.\n" +
+	"\x04made\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x04made\"Z\n" +
+	"\x06Origin\x12\x16\n" +
+	"\x12ORIGIN_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fORIGIN_SAVED\x10\x01\x12\x0e\n" +
+	"\n" +
+	"ORIGIN_LOG\x10\x02\x12\x16\n" +
+	"\x12ORIGIN_PARTIAL_LOG\x10\x03\"\x86\x01\n" +
 	"\n" +
 	"CardStatus\x12'\n" +
 	"\x04card\x18\x01 \x01(\v2\x13.huitian.v1.CardRefR\x04card\x12\x16\n" +
@@ -5262,8 +5431,8 @@ func file_huitian_v1_huitian_proto_rawDescGZIP() []byte {
 	return file_huitian_v1_huitian_proto_rawDescData
 }
 
-var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_huitian_v1_huitian_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
+var file_huitian_v1_huitian_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_huitian_v1_huitian_proto_goTypes = []any{
 	(DomainKind)(0),                // 0: huitian.v1.DomainKind
 	(Topology)(0),                  // 1: huitian.v1.Topology
@@ -5278,190 +5447,195 @@ var file_huitian_v1_huitian_proto_goTypes = []any{
 	(ExitState)(0),                 // 10: huitian.v1.ExitState
 	(JobState)(0),                  // 11: huitian.v1.JobState
 	(TraceFormat)(0),               // 12: huitian.v1.TraceFormat
-	(*PlanRequest)(nil),            // 13: huitian.v1.PlanRequest
-	(*Cluster)(nil),                // 14: huitian.v1.Cluster
-	(*Domain)(nil),                 // 15: huitian.v1.Domain
-	(*Node)(nil),                   // 16: huitian.v1.Node
-	(*Card)(nil),                   // 17: huitian.v1.Card
-	(*NvLink)(nil),                 // 18: huitian.v1.NvLink
-	(*CardRef)(nil),                // 19: huitian.v1.CardRef
-	(*JobSpec)(nil),                // 20: huitian.v1.JobSpec
-	(*RunningJob)(nil),             // 21: huitian.v1.RunningJob
-	(*PlanOptions)(nil),            // 22: huitian.v1.PlanOptions
-	(*PlanResponse)(nil),           // 23: huitian.v1.PlanResponse
-	(*Start)(nil),                  // 24: huitian.v1.Start
-	(*Reservation)(nil),            // 25: huitian.v1.Reservation
-	(*Preemption)(nil),             // 26: huitian.v1.Preemption
-	(*Pending)(nil),                // 27: huitian.v1.Pending
-	(*SolverStats)(nil),            // 28: huitian.v1.SolverStats
-	(*JobEvent)(nil),               // 29: huitian.v1.JobEvent
-	(*ReportEventsRequest)(nil),    // 30: huitian.v1.ReportEventsRequest
-	(*ReportEventsResponse)(nil),   // 31: huitian.v1.ReportEventsResponse
-	(*GetJobInsightRequest)(nil),   // 32: huitian.v1.GetJobInsightRequest
-	(*GetJobInsightResponse)(nil),  // 33: huitian.v1.GetJobInsightResponse
-	(*RuntimeEstimate)(nil),        // 34: huitian.v1.RuntimeEstimate
-	(*JobInsight)(nil),             // 35: huitian.v1.JobInsight
-	(*ListJobsRequest)(nil),        // 36: huitian.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),       // 37: huitian.v1.ListJobsResponse
-	(*ClusterShape)(nil),           // 38: huitian.v1.ClusterShape
-	(*WhatIfRequest)(nil),          // 39: huitian.v1.WhatIfRequest
-	(*WhatIfResponse)(nil),         // 40: huitian.v1.WhatIfResponse
-	(*WhatIfProgress)(nil),         // 41: huitian.v1.WhatIfProgress
-	(*WhatIfComparison)(nil),       // 42: huitian.v1.WhatIfComparison
-	(*PolicyResult)(nil),           // 43: huitian.v1.PolicyResult
-	(*HeadDelay)(nil),              // 44: huitian.v1.HeadDelay
-	(*SizeClassResult)(nil),        // 45: huitian.v1.SizeClassResult
-	(*SameJobs)(nil),               // 46: huitian.v1.SameJobs
-	(*GetStatusRequest)(nil),       // 47: huitian.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),      // 48: huitian.v1.GetStatusResponse
-	(*CardStatus)(nil),             // 49: huitian.v1.CardStatus
-	(*TunerParameters)(nil),        // 50: huitian.v1.TunerParameters
-	(*BackfillMeasures)(nil),       // 51: huitian.v1.BackfillMeasures
-	(*FragmentSummary)(nil),        // 52: huitian.v1.FragmentSummary
-	(*timestamppb.Timestamp)(nil),  // 53: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 54: google.protobuf.Duration
-	(*wrapperspb.DoubleValue)(nil), // 55: google.protobuf.DoubleValue
+	(PlannerMemory_Origin)(0),      // 13: huitian.v1.PlannerMemory.Origin
+	(*PlanRequest)(nil),            // 14: huitian.v1.PlanRequest
+	(*Cluster)(nil),                // 15: huitian.v1.Cluster
+	(*Domain)(nil),                 // 16: huitian.v1.Domain
+	(*Node)(nil),                   // 17: huitian.v1.Node
+	(*Card)(nil),                   // 18: huitian.v1.Card
+	(*NvLink)(nil),                 // 19: huitian.v1.NvLink
+	(*CardRef)(nil),                // 20: huitian.v1.CardRef
+	(*JobSpec)(nil),                // 21: huitian.v1.JobSpec
+	(*RunningJob)(nil),             // 22: huitian.v1.RunningJob
+	(*PlanOptions)(nil),            // 23: huitian.v1.PlanOptions
+	(*PlanResponse)(nil),           // 24: huitian.v1.PlanResponse
+	(*Start)(nil),                  // 25: huitian.v1.Start
+	(*Reservation)(nil),            // 26: huitian.v1.Reservation
+	(*Preemption)(nil),             // 27: huitian.v1.Preemption
+	(*Pending)(nil),                // 28: huitian.v1.Pending
+	(*SolverStats)(nil),            // 29: huitian.v1.SolverStats
+	(*JobEvent)(nil),               // 30: huitian.v1.JobEvent
+	(*ReportEventsRequest)(nil),    // 31: huitian.v1.ReportEventsRequest
+	(*ReportEventsResponse)(nil),   // 32: huitian.v1.ReportEventsResponse
+	(*GetJobInsightRequest)(nil),   // 33: huitian.v1.GetJobInsightRequest
+	(*GetJobInsightResponse)(nil),  // 34: huitian.v1.GetJobInsightResponse
+	(*RuntimeEstimate)(nil),        // 35: huitian.v1.RuntimeEstimate
+	(*JobInsight)(nil),             // 36: huitian.v1.JobInsight
+	(*ListJobsRequest)(nil),        // 37: huitian.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),       // 38: huitian.v1.ListJobsResponse
+	(*ClusterShape)(nil),           // 39: huitian.v1.ClusterShape
+	(*WhatIfRequest)(nil),          // 40: huitian.v1.WhatIfRequest
+	(*WhatIfResponse)(nil),         // 41: huitian.v1.WhatIfResponse
+	(*WhatIfProgress)(nil),         // 42: huitian.v1.WhatIfProgress
+	(*WhatIfComparison)(nil),       // 43: huitian.v1.WhatIfComparison
+	(*PolicyResult)(nil),           // 44: huitian.v1.PolicyResult
+	(*HeadDelay)(nil),              // 45: huitian.v1.HeadDelay
+	(*SizeClassResult)(nil),        // 46: huitian.v1.SizeClassResult
+	(*SameJobs)(nil),               // 47: huitian.v1.SameJobs
+	(*GetStatusRequest)(nil),       // 48: huitian.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),      // 49: huitian.v1.GetStatusResponse
+	(*PlannerMemory)(nil),          // 50: huitian.v1.PlannerMemory
+	(*CardStatus)(nil),             // 51: huitian.v1.CardStatus
+	(*TunerParameters)(nil),        // 52: huitian.v1.TunerParameters
+	(*BackfillMeasures)(nil),       // 53: huitian.v1.BackfillMeasures
+	(*FragmentSummary)(nil),        // 54: huitian.v1.FragmentSummary
+	(*timestamppb.Timestamp)(nil),  // 55: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 56: google.protobuf.Duration
+	(*wrapperspb.DoubleValue)(nil), // 57: google.protobuf.DoubleValue
 }
 var file_huitian_v1_huitian_proto_depIdxs = []int32{
-	53,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
-	14,  // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
-	21,  // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
-	20,  // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
-	22,  // 4: huitian.v1.PlanRequest.options:type_name -> huitian.v1.PlanOptions
-	16,  // 5: huitian.v1.Cluster.nodes:type_name -> huitian.v1.Node
-	15,  // 6: huitian.v1.Cluster.domains:type_name -> huitian.v1.Domain
+	55,  // 0: huitian.v1.PlanRequest.now:type_name -> google.protobuf.Timestamp
+	15,  // 1: huitian.v1.PlanRequest.cluster:type_name -> huitian.v1.Cluster
+	22,  // 2: huitian.v1.PlanRequest.running:type_name -> huitian.v1.RunningJob
+	21,  // 3: huitian.v1.PlanRequest.queued:type_name -> huitian.v1.JobSpec
+	23,  // 4: huitian.v1.PlanRequest.options:type_name -> huitian.v1.PlanOptions
+	17,  // 5: huitian.v1.Cluster.nodes:type_name -> huitian.v1.Node
+	16,  // 6: huitian.v1.Cluster.domains:type_name -> huitian.v1.Domain
 	0,   // 7: huitian.v1.Domain.kind:type_name -> huitian.v1.DomainKind
-	17,  // 8: huitian.v1.Node.cards:type_name -> huitian.v1.Card
-	18,  // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
+	18,  // 8: huitian.v1.Node.cards:type_name -> huitian.v1.Card
+	19,  // 9: huitian.v1.Card.nvlinks:type_name -> huitian.v1.NvLink
 	1,   // 10: huitian.v1.JobSpec.topology:type_name -> huitian.v1.Topology
 	2,   // 11: huitian.v1.JobSpec.comm:type_name -> huitian.v1.Comm
-	54,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
-	54,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
+	56,  // 12: huitian.v1.JobSpec.time_limit:type_name -> google.protobuf.Duration
+	56,  // 13: huitian.v1.JobSpec.checkpoint_cost:type_name -> google.protobuf.Duration
 	3,   // 14: huitian.v1.JobSpec.backfill:type_name -> huitian.v1.BackfillPreference
-	53,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
-	20,  // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
-	19,  // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
-	53,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
+	55,  // 15: huitian.v1.JobSpec.submit_time:type_name -> google.protobuf.Timestamp
+	21,  // 16: huitian.v1.RunningJob.spec:type_name -> huitian.v1.JobSpec
+	20,  // 17: huitian.v1.RunningJob.cards:type_name -> huitian.v1.CardRef
+	55,  // 18: huitian.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
 	4,   // 19: huitian.v1.RunningJob.kind:type_name -> huitian.v1.AllocationKind
-	53,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
+	55,  // 20: huitian.v1.RunningJob.protected_until:type_name -> google.protobuf.Timestamp
 	5,   // 21: huitian.v1.PlanOptions.policy:type_name -> huitian.v1.Policy
-	54,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
-	54,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
-	24,  // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
-	25,  // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
-	26,  // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
-	28,  // 27: huitian.v1.PlanResponse.stats:type_name -> huitian.v1.SolverStats
-	27,  // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
-	19,  // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
+	56,  // 22: huitian.v1.PlanOptions.time_budget:type_name -> google.protobuf.Duration
+	56,  // 23: huitian.v1.PlanOptions.overrun_grace:type_name -> google.protobuf.Duration
+	25,  // 24: huitian.v1.PlanResponse.starts:type_name -> huitian.v1.Start
+	26,  // 25: huitian.v1.PlanResponse.reservations:type_name -> huitian.v1.Reservation
+	27,  // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
+	29,  // 27: huitian.v1.PlanResponse.stats:type_name -> huitian.v1.SolverStats
+	28,  // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
+	20,  // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
 	4,   // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
-	54,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
-	53,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
+	56,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
+	55,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
 	6,   // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
-	19,  // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
-	53,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
+	20,  // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
+	55,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
 	7,   // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
-	54,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
+	56,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
 	8,   // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
-	53,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
-	54,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
+	55,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
+	56,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
 	9,   // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
-	53,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
-	20,  // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
+	55,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
+	21,  // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
 	4,   // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
-	53,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
+	55,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
 	10,  // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
 	7,   // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
-	29,  // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
-	35,  // 49: huitian.v1.GetJobInsightResponse.insight:type_name -> huitian.v1.JobInsight
+	30,  // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
+	36,  // 49: huitian.v1.GetJobInsightResponse.insight:type_name -> huitian.v1.JobInsight
 	11,  // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
 	4,   // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
-	19,  // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
-	54,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
-	53,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
-	53,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
+	20,  // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
+	56,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
+	55,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
+	55,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
 	8,   // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
 	6,   // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
 	10,  // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
-	53,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
-	53,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
-	34,  // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
-	53,  // 62: huitian.v1.JobInsight.start_time:type_name -> google.protobuf.Timestamp
+	55,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
+	55,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
+	35,  // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
+	55,  // 62: huitian.v1.JobInsight.start_time:type_name -> google.protobuf.Timestamp
 	11,  // 63: huitian.v1.ListJobsRequest.states:type_name -> huitian.v1.JobState
 	4,   // 64: huitian.v1.ListJobsRequest.kind:type_name -> huitian.v1.AllocationKind
-	35,  // 65: huitian.v1.ListJobsResponse.jobs:type_name -> huitian.v1.JobInsight
-	53,  // 66: huitian.v1.ListJobsResponse.plan_time:type_name -> google.protobuf.Timestamp
+	36,  // 65: huitian.v1.ListJobsResponse.jobs:type_name -> huitian.v1.JobInsight
+	55,  // 66: huitian.v1.ListJobsResponse.plan_time:type_name -> google.protobuf.Timestamp
 	12,  // 67: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
-	14,  // 68: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
-	38,  // 69: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
+	15,  // 68: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
+	39,  // 69: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
 	5,   // 70: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
-	22,  // 71: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
+	23,  // 71: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
 	5,   // 72: huitian.v1.WhatIfRequest.reference:type_name -> huitian.v1.Policy
-	41,  // 73: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
-	42,  // 74: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
+	42,  // 73: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
+	43,  // 74: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
 	5,   // 75: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
-	53,  // 76: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
-	43,  // 77: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
+	55,  // 76: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
+	44,  // 77: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
 	5,   // 78: huitian.v1.WhatIfComparison.reference:type_name -> huitian.v1.Policy
 	5,   // 79: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
-	54,  // 80: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
-	54,  // 81: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
-	54,  // 82: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
-	55,  // 83: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
-	55,  // 84: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
-	54,  // 85: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	54,  // 86: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
-	54,  // 87: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
-	54,  // 88: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
-	55,  // 89: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
-	55,  // 90: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
-	44,  // 91: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
-	45,  // 92: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
-	54,  // 93: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
-	54,  // 94: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
-	54,  // 95: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
-	54,  // 96: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
-	54,  // 97: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
-	46,  // 98: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
-	54,  // 99: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
-	54,  // 100: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
-	54,  // 101: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
-	54,  // 102: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
-	55,  // 103: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
-	55,  // 104: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
-	55,  // 105: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
+	56,  // 80: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
+	56,  // 81: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 82: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
+	57,  // 83: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
+	57,  // 84: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
+	56,  // 85: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	56,  // 86: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	56,  // 87: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	56,  // 88: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	57,  // 89: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
+	57,  // 90: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
+	45,  // 91: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
+	46,  // 92: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
+	56,  // 93: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
+	56,  // 94: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
+	56,  // 95: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
+	56,  // 96: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 97: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
+	47,  // 98: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
+	56,  // 99: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 100: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
+	56,  // 101: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
+	56,  // 102: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
+	57,  // 103: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
+	57,  // 104: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
+	57,  // 105: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
 	5,   // 106: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	53,  // 107: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	28,  // 108: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	50,  // 109: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	51,  // 110: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	52,  // 111: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	49,  // 112: huitian.v1.GetStatusResponse.cards:type_name -> huitian.v1.CardStatus
-	19,  // 113: huitian.v1.CardStatus.card:type_name -> huitian.v1.CardRef
-	6,   // 114: huitian.v1.CardStatus.idle:type_name -> huitian.v1.FragmentClass
-	54,  // 115: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	55,  // 116: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	55,  // 117: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	54,  // 118: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	55,  // 119: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	55,  // 120: huitian.v1.BackfillMeasures.lost_share:type_name -> google.protobuf.DoubleValue
-	6,   // 121: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	13,  // 122: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	30,  // 123: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	32,  // 124: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	36,  // 125: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
-	39,  // 126: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	47,  // 127: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	23,  // 128: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	31,  // 129: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	33,  // 130: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	37,  // 131: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
-	40,  // 132: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	48,  // 133: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	128, // [128:134] is the sub-list for method output_type
-	122, // [122:128] is the sub-list for method input_type
-	122, // [122:122] is the sub-list for extension type_name
-	122, // [122:122] is the sub-list for extension extendee
-	0,   // [0:122] is the sub-list for field type_name
+	55,  // 107: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	29,  // 108: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	52,  // 109: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	53,  // 110: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	54,  // 111: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	51,  // 112: huitian.v1.GetStatusResponse.cards:type_name -> huitian.v1.CardStatus
+	50,  // 113: huitian.v1.GetStatusResponse.memory:type_name -> huitian.v1.PlannerMemory
+	13,  // 114: huitian.v1.PlannerMemory.origin:type_name -> huitian.v1.PlannerMemory.Origin
+	55,  // 115: huitian.v1.PlannerMemory.made:type_name -> google.protobuf.Timestamp
+	20,  // 116: huitian.v1.CardStatus.card:type_name -> huitian.v1.CardRef
+	6,   // 117: huitian.v1.CardStatus.idle:type_name -> huitian.v1.FragmentClass
+	56,  // 118: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	57,  // 119: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	57,  // 120: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	56,  // 121: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	57,  // 122: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	57,  // 123: huitian.v1.BackfillMeasures.lost_share:type_name -> google.protobuf.DoubleValue
+	6,   // 124: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	14,  // 125: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	31,  // 126: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	33,  // 127: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37,  // 128: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
+	40,  // 129: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	48,  // 130: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	24,  // 131: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	32,  // 132: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	34,  // 133: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38,  // 134: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
+	41,  // 135: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	49,  // 136: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	131, // [131:137] is the sub-list for method output_type
+	125, // [125:131] is the sub-list for method input_type
+	125, // [125:125] is the sub-list for extension type_name
+	125, // [125:125] is the sub-list for extension extendee
+	0,   // [0:125] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
@@ -5486,8 +5660,8 @@ func file_huitian_v1_huitian_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_huitian_v1_huitian_proto_rawDesc), len(file_huitian_v1_huitian_proto_rawDesc)),
-			NumEnums:      13,
-			NumMessages:   40,
+			NumEnums:      14,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
