@@ -260,7 +260,9 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 	}
 	const at = 40 * 60
 	cards := []int{0, 1, 2, 3, 4}
-	want := cy.runRem[0].CDF(at) * cy.runRem[1].CDF(at)
+	rem0, _ := cy.runningRem(0)
+	rem1, _ := cy.runningRem(1)
+	want := rem0.CDF(at) * rem1.CDF(at)
 	got := cy.survival(cards, at)
 	if want >= 1 || want <= 0 {
 		t.Fatalf("the history should leave the windowed jobs a chance of running at %d s (P(done) product %v)", at, want)

@@ -113,10 +113,10 @@ type Huitian struct {
 	// prof is the last cycle's profile, reset and reused while the layout
 	// is the same (a new one costs an allocation per card).
 	prof *profile.Profile
-	// holders, runDists and runRems are the last cycle's buffers of the
-	// cycle's fields of those names, reused (a cycle never outlives Plan).
-	holders           []holder
-	runDists, runRems []estimate.Dist
+	// holders and runnings are the last cycle's buffers of the cycle's
+	// holder and running, reused (a cycle never outlives Plan).
+	holders  []holder
+	runnings []runningJob
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -160,8 +160,7 @@ type cycle struct {
 	d      *model.Decision
 
 	holder    []holder        // who holds each card now
-	runDist   []estimate.Dist // remaining time of running jobs, as held in the profile
-	runRem    []estimate.Dist // remaining time of running jobs, if left to run
+	running   []runningJob    // the running jobs, by index into s.Running
 	startDist []estimate.Dist // runtime of jobs started this cycle
 	resv      []resv
 	classes   fragment.Classes
@@ -391,24 +390,24 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	c.prof = c.h.prof
 	c.holder = resized(&c.h.holders, len(c.lay.Cards))
 	clear(c.holder)
-	// Every running job's entries are written below.
-	c.runDist = resized(&c.h.runDists, len(s.Running))
-	c.runRem = resized(&c.h.runRems, len(s.Running))
+	// Every running job's entry is written below; its distributions are
+	// computed when a phase first asks (runningRem): most are never asked.
+	c.running = resized(&c.h.runnings, len(s.Running))
 	for i := range s.Running {
 		r := &s.Running[i]
-		e := c.h.estimateOf(&r.Job)
-		lim := r.Job.TimeLimit.Seconds()
-		el := s.Now.Sub(r.Start).Seconds()
-		rem := estimate.Remaining(e.dist, lim, el, r.Progress)
-		if lim-el <= 0 {
-			rem = estimate.Point(float64(c.grace))
-		}
-		c.runRem[i] = rem
+		rj := runningJob{total: c.h.estimateOf(&r.Job).dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(), cap: math.Inf(1)}
 		if rel, ok := yield[i]; ok {
-			rem = rem.Cap(rel.At.Sub(s.Now).Seconds())
+			rj.cap = rel.At.Sub(s.Now).Seconds()
 		}
-		c.runDist[i] = rem
-		end := max(ceilSec(rem.Quantile(c.h.cfg.Quantile)), 1)
+		var q float64
+		if rj.limit-rj.elapsed <= 0 {
+			held := estimate.Point(float64(c.grace)).Cap(rj.cap)
+			q = held.Quantile(c.h.cfg.Quantile)
+		} else {
+			q = estimate.RemainingQuantile(rj.total, rj.limit, rj.elapsed, r.Progress, rj.cap, c.h.cfg.Quantile)
+		}
+		c.running[i] = rj
+		end := max(ceilSec(q), 1)
 		for _, id := range c.runCards[i] {
 			c.prof.Hold(id, end)
 			c.holder[id] = runningHolder(i)
@@ -594,10 +593,35 @@ func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
 	c.d.Starts = append(c.d.Starts, st)
 }
 
+// runningJob is what load read of a running job, and its remaining time
+// once a phase asked for it (runningRem).
+type runningJob struct {
+	total               estimate.Dist // its runtime estimate
+	limit, elapsed, cap float64       // seconds; cap: when it must have yielded (+Inf: never)
+	known               bool          // rem and held are computed
+	rem, held           estimate.Dist // remaining time if left to run; as held (capped)
+}
+
+// runningRem returns running job i's remaining time if left to run, and
+// as held in the predicted profile (capped where it was told to yield).
+func (c *cycle) runningRem(i int) (rem, held estimate.Dist) {
+	rj := &c.running[i]
+	if !rj.known {
+		rj.rem = estimate.Remaining(rj.total, rj.limit, rj.elapsed, c.s.Running[i].Progress)
+		if rj.limit-rj.elapsed <= 0 {
+			rj.rem = estimate.Point(float64(c.grace))
+		}
+		rj.held = rj.rem.Cap(rj.cap)
+		rj.known = true
+	}
+	return rj.rem, rj.held
+}
+
 // releaseDist is the distribution of when a card is free: 0 when free now.
 func (c *cycle) releaseDist(card int) (estimate.Dist, bool) {
 	if i, ok := c.holder[card].running(); ok {
-		return c.runDist[i], true
+		_, held := c.runningRem(i)
+		return held, true
 	}
 	if k, ok := c.holder[card].started(); ok {
 		return c.startDist[k], true

@@ -386,7 +386,8 @@ func (c *cycle) survival(cards []int, t int64) float64 {
 		seen[i] = true
 		r := &c.s.Running[i]
 		if _, windowed := c.h.mem.window[r.Job.ID]; windowed && !r.Job.Checkpointable {
-			p *= c.runRem[i].CDF(float64(t))
+			rem, _ := c.runningRem(i)
+			p *= rem.CDF(float64(t))
 		}
 	}
 	return p
@@ -402,7 +403,7 @@ func (c *cycle) preemptFor(j *model.Job, t int64, yield map[int]preempt.Release)
 	for i, rel := range yield {
 		r := &c.s.Running[i]
 		// Expected to end by the reservation: let it finish.
-		if c.runRem[i].Quantile(c.h.cfg.Quantile) <= float64(t) && rel.Action == model.PreemptSuspend {
+		if rem, _ := c.runningRem(i); rem.Quantile(c.h.cfg.Quantile) <= float64(t) && rel.Action == model.PreemptSuspend {
 			continue
 		}
 		rel.Notice = time.Duration(t) * time.Second

@@ -46,8 +46,12 @@ func (d *Dist) Quantile(p float64) float64 {
 	}
 	h := p * (Grid - 1)
 	i := int(h)
-	return d.Q[i] + (h-float64(i))*(d.Q[i+1]-d.Q[i])
+	return interpolate(d.Q[i], d.Q[i+1], h-float64(i))
 }
+
+// interpolate is the quantile function between two grid points, a share
+// t of the way from lo to hi.
+func interpolate(lo, hi, t float64) float64 { return lo + t*(hi-lo) }
 
 // CDF returns P(X ≤ x).
 func (d *Dist) CDF(x float64) float64 {
@@ -134,10 +138,15 @@ func (d *Dist) Beyond(e float64) (Dist, bool) {
 	}
 	var out Dist
 	for i := range out.Q {
-		p := f + (1-f)*float64(i)/(Grid-1)
-		out.Q[i] = max(d.Quantile(p)-e, 0)
+		out.Q[i] = d.beyondAt(f, e, i)
 	}
 	return out, true
+}
+
+// beyondAt is Beyond's i-th grid point, f being d.CDF(e).
+func (d *Dist) beyondAt(f, e float64, i int) float64 {
+	p := f + (1-f)*float64(i)/(Grid-1)
+	return max(d.Quantile(p)-e, 0)
 }
 
 // Mix returns w·a + (1−w)·b as a quantile average: a blend of two
@@ -145,10 +154,13 @@ func (d *Dist) Beyond(e float64) (Dist, bool) {
 func Mix(a, b Dist, w float64) Dist {
 	var out Dist
 	for i := range out.Q {
-		out.Q[i] = w*a.Q[i] + (1-w)*b.Q[i]
+		out.Q[i] = mixAt(a.Q[i], b.Q[i], w)
 	}
 	return out
 }
+
+// mixAt is Mix at one grid point.
+func mixAt(a, b, w float64) float64 { return w*a + (1-w)*b }
 
 // MaxOf returns the distribution of the maximum of independent variables:
 // the time until all of several cards are free. Its CDF is the product of

@@ -319,18 +319,68 @@ func (w *Window) Current(t Token) bool {
 // left of the limit. A job the history cannot explain (it outlived every
 // sample) is assumed to run to its limit.
 func Remaining(total Dist, limit, elapsed, progress float64) Dist {
-	left := limit - elapsed
-	if left <= 0 {
-		return Point(0)
+	r := newRemaining(&total, limit, elapsed, progress)
+	var out Dist
+	for k := range out.Q {
+		out.Q[k] = r.at(k)
 	}
-	cond, ok := total.Beyond(elapsed)
-	if !ok {
-		cond = Point(left)
+	return out
+}
+
+// RemainingQuantile is Remaining(total, limit, elapsed, progress).Cap(c)
+// .Quantile(p), bit for bit, from the two grid points around p alone: a
+// cycle needs every running job's hold time but the whole distribution of
+// only a few.
+func RemainingQuantile(total Dist, limit, elapsed, progress, c, p float64) float64 {
+	r := newRemaining(&total, limit, elapsed, progress)
+	if p <= 0 {
+		return min(r.at(0), c)
 	}
-	cond = cond.Cap(left)
+	if p >= 1 {
+		return min(r.at(Grid-1), c)
+	}
+	h := p * (Grid - 1)
+	i := int(h)
+	return interpolate(min(r.at(i), c), min(r.at(i+1), c), h-float64(i))
+}
+
+// remaining computes Remaining's grid points one at a time.
+type remaining struct {
+	total                    *Dist
+	f, left, elapsed         float64
+	progress, byProgress     float64
+	none, unexplained, blend bool
+}
+
+func newRemaining(total *Dist, limit, elapsed, progress float64) remaining {
+	r := remaining{total: total, left: limit - elapsed, elapsed: elapsed, progress: progress}
+	if r.left <= 0 {
+		r.none = true
+		return r
+	}
+	// Beyond's condition: the history cannot explain a job that outlived it.
+	r.f = total.CDF(elapsed)
+	r.unexplained = r.f >= 1 || total.Q[Grid-1] <= elapsed
 	if progress > 0 && progress <= 1 {
-		byProgress := min(elapsed*(1-progress)/progress, left)
-		cond = Mix(Point(byProgress), cond, progress)
+		r.blend = true
+		r.byProgress = min(elapsed*(1-progress)/progress, r.left)
 	}
-	return cond
+	return r
+}
+
+// at is the k-th grid point: Beyond's, capped at what is left of the
+// limit, blended with the progress's estimate as Mix does.
+func (r *remaining) at(k int) float64 {
+	if r.none {
+		return 0
+	}
+	v := r.left
+	if !r.unexplained {
+		v = r.total.beyondAt(r.f, r.elapsed, k)
+	}
+	v = min(v, r.left)
+	if r.blend {
+		v = mixAt(r.byProgress, v, r.progress)
+	}
+	return v
 }
