@@ -46,7 +46,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
 	planned = c.contracts()
 	prep := baseline.Prepared{Order: baseline.QueueOrder(s.Queued), Cards: c.runCards}
-	core, err = h.core.PlanPrepared(ctx, c.withReleases(planned), prep)
+	core, c.waiting, err = h.core.PlanBrief(ctx, c.withReleases(planned), prep)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -102,7 +102,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if decided && !keep(t1) {
 			return nil, nil, false
 		}
-		d, err := h.core.PlanPrepared(ctx, alt, prep)
+		d, waiting, err := h.core.PlanBrief(ctx, alt, prep)
 		if err != nil {
 			return nil, nil, false
 		}
@@ -110,6 +110,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			if !keep(0) {
 				return nil, nil, false
 			}
+			c.waiting = waiting
 			return d, yield, true
 		}
 		if len(d.Reservations) == 0 || d.Reservations[0].JobID != head.JobID {
@@ -118,6 +119,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if t1 = baseline.Rel(s.Now, d.Reservations[0].Start); !keep(t1) {
 			return nil, nil, false
 		}
+		c.waiting = waiting
 		return d, yield, true
 	}
 	if h.mem.tuner.Params.HoldPreemption {
@@ -260,14 +262,6 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 // main pass) and EASY's backfill, which ends by its time limit before any
 // reservation it could delay. It returns which queued jobs started.
 func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
-	// The job the others are backfilled around: the first EASY left
-	// waiting (its pending entries are in queue order).
-	for _, p := range core.Pending {
-		if p.Reason != model.PendingNeverFits {
-			c.waiting = p.JobID
-			break
-		}
-	}
 	started := make(map[string]bool, len(core.Starts))
 	for _, st := range core.Starts {
 		j := c.jobByID(st.JobID)

@@ -96,7 +96,7 @@ func (pl *Planner) take(lay *model.Layout) *loadState {
 // a message saying so, Stats.BudgetCut counting them and Stats.Fallback
 // set. Conservative thus reserves as deep as time allowed.
 func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
-	return pl.plan(ctx, s, Prepared{Order: QueueOrder(s.Queued)}, false)
+	return pl.PlanPrepared(ctx, s, Prepared{Order: QueueOrder(s.Queued)})
 }
 
 // Prepared is what a caller that plans one snapshot more than once (with
@@ -112,22 +112,41 @@ type Prepared struct {
 
 // PlanPrepared is Plan with what was prepared.
 func (pl *Planner) PlanPrepared(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
-	return pl.plan(ctx, s, prep, false)
+	d, _, err := pl.plan(ctx, s, prep, walkFull)
+	return d, err
 }
 
-// Main is PlanPrepared cut after the main pass: the jobs in queue order up
-// to where the reservation depth is spent, started or reserved as Plan
-// would (Plan's decision begins with the same starts and the same
+// PlanBrief is PlanPrepared for a caller that reads the starts and the
+// reservations alone: the decision lists no pending jobs (a deep queue's
+// list and messages were most of what a plan allocated), and waiting is
+// the first job in queue order that waits, "" when none does (the first
+// pending entry PlanPrepared gives that does not say the job never fits).
+func (pl *Planner) PlanBrief(ctx context.Context, s *model.Snapshot, prep Prepared) (d *model.Decision, waiting string, err error) {
+	return pl.plan(ctx, s, prep, walkBrief)
+}
+
+// Main is PlanBrief cut after the main pass: the jobs in queue order up to
+// where the reservation depth is spent, started or reserved as Plan would
+// (Plan's decision begins with the same starts and the same
 // reservations), and nothing backfilled. It is for a caller that needs
-// only the head's start, such as a what-if of a preemption; its Pending
-// lists the jobs it considered, not the whole queue.
+// only the head's start, such as a what-if of a preemption.
 func (pl *Planner) Main(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
-	return pl.plan(ctx, s, prep, true)
+	d, _, err := pl.plan(ctx, s, prep, walkMain)
+	return d, err
 }
 
-func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mainOnly bool) (*model.Decision, error) {
+// walkMode is how much of a plan a walk makes.
+type walkMode uint8
+
+const (
+	walkFull  walkMode = iota // the whole decision
+	walkBrief                 // no pending list
+	walkMain                  // no pending list, and no backfill pass
+)
+
+func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mode walkMode) (*model.Decision, string, error) {
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return nil, err
+		return nil, "", err
 	}
 	st := pl.take(s.Cluster.Layout())
 	defer pl.state.Store(st)
@@ -135,22 +154,22 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	if prep.Cards == nil {
 		var err error
 		if prep.Cards, err = st.ids.Resolve(s); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	Hold(prof, s, prep.Cards)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mainOnly}
-	if !mainOnly {
+	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull}
+	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
 		d.Pending = make([]model.Pending, 0, len(s.Queued))
 		w.pendIdx = make([]int, 0, len(s.Queued))
 	}
 	w.run(prep.Order)
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
-		return nil, w.stopped
+		return nil, "", w.stopped
 	}
-	return d, nil
+	return d, w.waiting, nil
 }
 
 // Load builds the profile of a snapshot: every running job holds its cards
@@ -264,6 +283,7 @@ type walker struct {
 	pendIdx  []int // the queued index of each entry of d.Pending
 	cur      int   // the queued index of the job under consideration
 	mainOnly bool  // stop after the main pass (Planner.Main)
+	brief    bool  // no pending list (Planner.PlanBrief, Main)
 }
 
 // next says whether to consider one more job: not once the context is
@@ -350,6 +370,9 @@ func (w *walker) run(order []int) {
 			w.consider(&q[k], false)
 		}
 	}
+	if w.brief {
+		return
+	}
 	// Pending in queue order for a stable output: each entry's queue
 	// position was noted when it was made (IDs are unique, so no two
 	// entries share one).
@@ -389,6 +412,9 @@ func (w *walker) pending(j *model.Job, r model.PendingReason, msg string) {
 }
 
 func (w *walker) addPending(j *model.Job, p model.Pending) {
+	if w.brief {
+		return
+	}
 	w.d.Pending = append(w.d.Pending, p)
 	w.pendIdx = append(w.pendIdx, w.cur)
 }
@@ -434,14 +460,20 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 				w.d.Reservations = append(w.d.Reservations, model.Reservation{
 					JobID: j.ID, Cards: w.prof.Layout().Refs(rc), Start: at, Confidence: 1,
 				})
-				w.addPending(j, model.Pending{
-					JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
-					Message: fmt.Sprintf("holds %d cards from %s", len(rc), at.UTC().Format(time.RFC3339)),
-				})
+				if !w.brief {
+					w.addPending(j, model.Pending{
+						JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
+						Message: fmt.Sprintf("holds %d cards from %s", len(rc), at.UTC().Format(time.RFC3339)),
+					})
+				}
 				w.markWaiting(j)
 				return
 			}
 		}
+	}
+	if w.brief {
+		w.markWaiting(j)
+		return
 	}
 	switch {
 	case optOut:

@@ -293,3 +293,41 @@ func TestByPositionIsAStableSort(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanBriefIsPlanWithoutPending: PlanBrief decides what PlanPrepared
+// does, lists no pending job, and names as waiting the first pending job
+// of PlanPrepared's that does not say it never fits.
+func TestPlanBriefIsPlanWithoutPending(t *testing.T) {
+	policies := []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF, model.PolicyHybridDepth}
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomSnapshot(t)
+		params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
+		pl := New(params)
+		prep := Prepared{Order: QueueOrder(s.Queued)}
+		full, err := pl.PlanPrepared(context.Background(), s, prep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		brief, waiting, err := pl.PlanBrief(context.Background(), s, prep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		for _, p := range full.Pending {
+			if p.Reason != model.PendingNeverFits {
+				want = p.JobID
+				break
+			}
+		}
+		if waiting != want {
+			t.Fatalf("waiting %q, want %q", waiting, want)
+		}
+		if len(brief.Pending) != 0 {
+			t.Fatalf("PlanBrief listed %d pending jobs", len(brief.Pending))
+		}
+		full.Pending = nil
+		if diff := cmp.Diff(full, brief, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("PlanBrief differs from PlanPrepared (-full +brief):\n%s", diff)
+		}
+	})
+}
