@@ -113,10 +113,12 @@ type Huitian struct {
 	// prof is the last cycle's profile, reset and reused while the layout
 	// is the same (a new one costs an allocation per card).
 	prof *profile.Profile
-	// holders and runnings are the last cycle's buffers of the cycle's
-	// holder and running, reused (a cycle never outlives Plan).
+	// holders, runnings and queueds are the last cycle's buffers of the
+	// cycle's holder, running and queued, reused (a cycle never outlives
+	// Plan).
 	holders  []holder
 	runnings []runningJob
+	queueds  []queuedJob
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -161,6 +163,7 @@ type cycle struct {
 
 	holder    []holder        // who holds each card now
 	running   []runningJob    // the running jobs, by index into s.Running
+	queued    []queuedJob     // the queued jobs' estimates once asked (queuedEst)
 	startDist []estimate.Dist // runtime of jobs started this cycle
 	resv      []resv
 	classes   fragment.Classes
@@ -315,6 +318,23 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	return c.d, nil
 }
 
+// queuedJob is a queued job's estimate, once a phase asked for it.
+type queuedJob struct {
+	est   jobEst
+	known bool
+}
+
+// queuedEst is estimateOf for queued job k (its index in s.Queued),
+// looked up once a cycle: the guarantee's order, the shortest-first order
+// and the backfill pass each ask for nearly every job.
+func (c *cycle) queuedEst(k int) jobEst {
+	q := &c.queued[k]
+	if !q.known {
+		q.est, q.known = c.h.estimateOf(&c.s.Queued[k]), true
+	}
+	return q.est
+}
+
 // newCycle begins a plan of s: what every phase reads.
 func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	c := &cycle{
@@ -331,6 +351,8 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	if c.runCards, err = h.cards.Resolve(s); err != nil {
 		return nil, err
 	}
+	c.queued = resized(&h.queueds, len(s.Queued))
+	clear(c.queued)
 	c.order = h.queueOrder(s.Queued)
 	c.posOf = make(map[*model.Job]int, len(s.Queued))
 	for n, k := range c.order {
@@ -464,7 +486,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 		keyed := make([]byMed, len(candidates))
 		for k, idx := range candidates {
 			j := &s.Queued[idx]
-			e := h.estimateOf(j)
+			e := c.queuedEst(idx)
 			keyed[k] = byMed{preempt.Compensation(h.cfg.Preempt, j.RequeueCount), e.dist.Quantile(0.5), k}
 		}
 		slices.SortFunc(keyed, func(a, b byMed) int {
@@ -513,7 +535,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 			}
 			return
 		}
-		c.backfill(&s.Queued[idx])
+		c.backfill(idx)
 	}
 }
 

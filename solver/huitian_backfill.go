@@ -168,7 +168,7 @@ func (c *cycle) windowOf(cards []int) int64 {
 	return w
 }
 
-// backfill tries to start a job beyond what EASY started, by the
+// backfill tries to start queued job k beyond what EASY started, by the
 // admission rule:
 //  1. an opted-out job waits; a job whose median runtime exceeds the
 //     controller's maximum backfill runtime waits;
@@ -176,7 +176,8 @@ func (c *cycle) windowOf(cards []int) int64 {
 //     longer windows, up to its limit;
 //  3. suspendable (checkpointable jobs): cards whose window covers at
 //     least its protection period.
-func (c *cycle) backfill(j *model.Job) {
+func (c *cycle) backfill(k int) {
+	j := &c.s.Queued[k]
 	if j.Backfill == model.BackfillOptOut {
 		c.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+c.waiting)
 		return
@@ -190,7 +191,7 @@ func (c *cycle) backfill(j *model.Job) {
 		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
 		return
 	}
-	e := c.h.estimateOf(j)
+	e := c.queuedEst(k)
 	med := e.dist.Quantile(0.5)
 	if maxRT := c.params.MaxBackfillRuntime.Seconds(); med > maxRT {
 		c.pending(j, model.PendingRuntimeCap, fmt.Sprintf("estimated runtime %.0fs exceeds the maximum backfill runtime %.0fs", med, maxRT))

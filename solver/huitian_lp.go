@@ -255,7 +255,7 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 		}
 		j := &c.s.Queued[idx]
 		req := profile.RequestOf(j)
-		cd := candidate{idx: idx, job: j, e: h.estimateOf(j), req: req}
+		cd := candidate{idx: idx, job: j, e: c.queuedEst(idx), req: req}
 		if j.Backfill == model.BackfillOptOut || !c.prof.CanEverFit(req) ||
 			cd.e.dist.Quantile(0.5) > c.params.MaxBackfillRuntime.Seconds() || !c.allowedLevel(&cd, lv) {
 			rest = append(rest, idx)

@@ -37,8 +37,8 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	h.core.P = baseline.Params{Name: "easy", Depth: depth, Backfill: true}
 	if h.cfg.ExpansionOrder && !c.saturated() {
-		h.core.P.BackfillKey = func(j *model.Job) float64 {
-			e := h.estimateOf(j)
+		h.core.P.BackfillKey = func(k int) float64 {
+			j, e := &s.Queued[k], c.queuedEst(k)
 			m := max(e.dist.Quantile(0.5), minRelief)
 			return -(s.Now.Sub(j.Submit).Seconds() + m) / m
 		}

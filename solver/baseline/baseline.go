@@ -25,8 +25,9 @@ type Params struct {
 	// (ties keep queue order), once the reservations are made.
 	ShortestFirst bool
 	// BackfillKey, when set, orders the backfill candidates instead: by
-	// increasing key, ties in queue order.
-	BackfillKey func(j *model.Job) float64
+	// increasing key of their index in the snapshot's queue, ties in queue
+	// order.
+	BackfillKey func(k int) float64
 }
 
 // DefaultHybridDepth is the reservation depth of PolicyHybridDepth when the
@@ -346,7 +347,7 @@ func (w *walker) run(order []int) {
 		}
 		ks := make([]keyed, len(rest))
 		for n, k := range rest {
-			ks[n] = keyed{w.p.BackfillKey(&q[k]), n, k}
+			ks[n] = keyed{w.p.BackfillKey(k), n, k}
 		}
 		// Ties in queue order: by position, as a stable sort would
 		// keep them, but with the faster unstable one.

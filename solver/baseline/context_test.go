@@ -147,7 +147,7 @@ func TestPlanStopsWhenCancelledMidWalk(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	params := Params{Name: "easy-hook", Depth: 1, Backfill: true, BackfillKey: func(j *model.Job) float64 {
+	params := Params{Name: "easy-hook", Depth: 1, Backfill: true, BackfillKey: func(int) float64 {
 		calls++
 		cancel()
 		return 0
