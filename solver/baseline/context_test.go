@@ -161,10 +161,11 @@ func TestPlanStopsWhenCancelledMidWalk(t *testing.T) {
 }
 
 // TestBudgetStopsInsideASweep: a reservation's sweep asks the context as
-// it goes, so a budget that passes in the middle of a long sweep (here
-// 2,048 cards released at 2,048 distinct times) cuts that job rather than
-// finishing its sweep; the head's own sweep is always completed. What was
-// decided before the cut is the full plan's.
+// it goes (profile.TestEarliestStartOrStops: before its streams, then
+// every stopEvery events), so a budget that passes while a job is
+// considered (here 2,048 cards released at 2,048 distinct times) cuts that
+// job rather than finishing its sweep; the head's own sweep is always
+// completed. What was decided before the cut is the full plan's.
 func TestBudgetStopsInsideASweep(t *testing.T) {
 	c := modeltest.Uniform(2048, 1, 0)
 	now := modeltest.Epoch.Add(10 * time.Hour)
@@ -201,9 +202,9 @@ func TestBudgetStopsInsideASweep(t *testing.T) {
 		if len(d.Reservations)+d.Stats.BudgetCut != len(s.Queued) || len(d.Pending) != len(s.Queued) {
 			t.Fatalf("%d answers: %d reserved + %d cut, %d pending, want %d", left, len(d.Reservations), d.Stats.BudgetCut, len(d.Pending), len(s.Queued))
 		}
-		// Within the answers that let job k be considered (k+2 of them:
-		// one as the plan begins, one per job up to k, the head's sweep
-		// asking nothing), a cut of job k came from inside its sweep.
+		// Were only jobs to ask (one as the plan begins, one per job),
+		// k+2 answers would let job k be considered to the end: a cut of
+		// job k with as many shows that sweeps asked too.
 		if k := len(d.Reservations); k < len(s.Queued) && left >= k+2 {
 			sweepCut = true
 		}

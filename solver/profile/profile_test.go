@@ -334,3 +334,37 @@ func TestFitNowFailureCache(t *testing.T) {
 		t.Fatal("no ask was answered from a remembered failure: the test checks nothing")
 	}
 }
+
+// TestEarliestStartOrStops: the sweep asks its stop function once before
+// it builds the event streams and once every stopEvery events; it gives up
+// at the first true answer, and with none it answers as EarliestStart.
+func TestEarliestStartOrStops(t *testing.T) {
+	lay := modeltest.Uniform(4096, 1, 0).Layout()
+	p := New(lay)
+	for c := range lay.Cards {
+		p.Hold(c, int64(c+1)) // 4,096 distinct release times
+	}
+	req := Request{Cards: 4000}
+	wantT, wantCards, wantOK := p.EarliestStart(1, 60, req)
+	if !wantOK {
+		t.Fatal("no start for 4,000 cards of 4,096")
+	}
+	asks := 0
+	never := func() bool { asks++; return false }
+	gotT, gotCards, ok, stopped := p.EarliestStartOr(1, 60, req, never)
+	if stopped || !ok || gotT != wantT || !slices.Equal(gotCards, wantCards) {
+		t.Fatalf("never stopped: %d %v %v %v, want %d %v", gotT, len(gotCards), ok, stopped, wantT, len(wantCards))
+	}
+	// One before the streams, then one per stopEvery of the ~4,000 events
+	// up to the start.
+	if asks < 1+3 {
+		t.Fatalf("asked %d times, want one before the streams and one per %d events", asks, stopEvery)
+	}
+	for _, at := range []int{1, 2, asks} {
+		n := 0
+		_, cards, ok, stopped := p.EarliestStartOr(1, 60, req, func() bool { n++; return n == at })
+		if !stopped || ok || cards != nil || n != at {
+			t.Fatalf("stop at ask %d: stopped %v ok %v after %d asks", at, stopped, ok, n)
+		}
+	}
+}

@@ -53,6 +53,10 @@ func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func()
 	if req.Cards <= 0 || dur <= 0 {
 		return 0, nil, false, false
 	}
+	if stop != nil && stop() {
+		// Before the streams are rebuilt, at 65,536 cards milliseconds.
+		return 0, nil, false, true
+	}
 	it := p.eventsFrom(after, dur, req)
 	f := newFeasibility(p, req)
 	defer f.reset()
