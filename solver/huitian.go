@@ -417,19 +417,15 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	c.running = resized(&c.h.runnings, len(s.Running))
 	for i := range s.Running {
 		r := &s.Running[i]
-		rj := runningJob{total: c.h.estimateOf(&r.Job).dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(), cap: math.Inf(1)}
+		rj := runningJob{
+			total: c.h.estimateOf(&r.Job).dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(),
+			progress: r.Progress, cap: math.Inf(1),
+		}
 		if rel, ok := yield[i]; ok {
 			rj.cap = rel.At.Sub(s.Now).Seconds()
 		}
-		var q float64
-		if rj.limit-rj.elapsed <= 0 {
-			held := estimate.Point(float64(c.grace)).Cap(rj.cap)
-			q = held.Quantile(c.h.cfg.Quantile)
-		} else {
-			q = estimate.RemainingQuantile(rj.total, rj.limit, rj.elapsed, r.Progress, rj.cap, c.h.cfg.Quantile)
-		}
 		c.running[i] = rj
-		end := max(ceilSec(q), 1)
+		end := max(ceilSec(rj.heldQuantile(c.grace, c.h.cfg.Quantile)), 1)
 		for _, id := range c.runCards[i] {
 			c.prof.Hold(id, end)
 			c.holder[id] = runningHolder(i)
@@ -618,10 +614,24 @@ func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
 // runningJob is what load read of a running job, and its remaining time
 // once a phase asked for it (runningRem).
 type runningJob struct {
-	total               estimate.Dist // its runtime estimate
-	limit, elapsed, cap float64       // seconds; cap: when it must have yielded (+Inf: never)
-	known               bool          // rem and held are computed
-	rem, held           estimate.Dist // remaining time if left to run; as held (capped)
+	total                         estimate.Dist // its runtime estimate
+	limit, elapsed, progress, cap float64       // seconds but progress; cap: when it must have yielded (+Inf: never)
+	known                         bool          // rem and held are computed
+	rem, held                     estimate.Dist // remaining time if left to run; as held (capped)
+}
+
+// overrun says whether the job is past its limit: it is then taken to
+// end a grace from now, whatever the history says.
+func (rj *runningJob) overrun() bool { return rj.limit-rj.elapsed <= 0 }
+
+// heldQuantile is the quantile p of the job's remaining time as held,
+// without the whole distribution (estimate.RemainingQuantile).
+func (rj *runningJob) heldQuantile(grace int64, p float64) float64 {
+	if rj.overrun() {
+		held := estimate.Point(float64(grace)).Cap(rj.cap)
+		return held.Quantile(p)
+	}
+	return estimate.RemainingQuantile(rj.total, rj.limit, rj.elapsed, rj.progress, rj.cap, p)
 }
 
 // runningRem returns running job i's remaining time if left to run, and
@@ -629,9 +639,10 @@ type runningJob struct {
 func (c *cycle) runningRem(i int) (rem, held estimate.Dist) {
 	rj := &c.running[i]
 	if !rj.known {
-		rj.rem = estimate.Remaining(rj.total, rj.limit, rj.elapsed, c.s.Running[i].Progress)
-		if rj.limit-rj.elapsed <= 0 {
+		if rj.overrun() {
 			rj.rem = estimate.Point(float64(c.grace))
+		} else {
+			rj.rem = estimate.Remaining(rj.total, rj.limit, rj.elapsed, rj.progress)
 		}
 		rj.held = rj.rem.Cap(rj.cap)
 		rj.known = true

@@ -16,6 +16,9 @@ import (
 	"github.com/huitian/huitian/solver/profile"
 )
 
+// policies are every baseline policy.
+var policies = []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF, model.PolicyHybridDepth}
+
 // randomSnapshot draws a cluster of 8-card-or-smaller nodes under two
 // switches, running jobs on random free cards, and a queue of mixed jobs.
 func randomSnapshot(t *rapid.T) *model.Snapshot {
@@ -72,7 +75,6 @@ type interval struct {
 // queue order, opted-out jobs never backfilled, and backfill never delays a
 // reservation (with runtimes equal to limits).
 func TestPlanInvariants(t *testing.T) {
-	policies := []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF, model.PolicyHybridDepth}
 	rapid.Check(t, func(t *rapid.T) {
 		s := randomSnapshot(t)
 		pol := rapid.SampledFrom(policies).Draw(t, "policy")
@@ -234,23 +236,28 @@ func TestPlanIsDeterministic(t *testing.T) {
 	})
 }
 
+// drawPrepared draws a snapshot, a planner of a baseline policy and what
+// a caller prepares, the running jobs' cards resolved or not.
+func drawPrepared(t *rapid.T) (*model.Snapshot, *Planner, Prepared) {
+	s := randomSnapshot(t)
+	params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
+	prep := Prepared{Order: QueueOrder(s.Queued)}
+	if rapid.Bool().Draw(t, "resolved") {
+		var ids CardIDs
+		var err error
+		if prep.Cards, err = ids.Resolve(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, New(params), prep
+}
+
 // TestMainIsPlansMainPass: Main decides what Plan's main pass does — the
 // same starts first and the same reservations — and the rest of Plan's
 // starts are backfill.
 func TestMainIsPlansMainPass(t *testing.T) {
-	policies := []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF, model.PolicyHybridDepth}
 	rapid.Check(t, func(t *rapid.T) {
-		s := randomSnapshot(t)
-		params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
-		pl := New(params)
-		prep := Prepared{Order: QueueOrder(s.Queued)}
-		if rapid.Bool().Draw(t, "resolved") {
-			var ids CardIDs
-			var err error
-			if prep.Cards, err = ids.Resolve(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		s, pl, prep := drawPrepared(t)
 		full, err := pl.PlanPrepared(context.Background(), s, prep)
 		if err != nil {
 			t.Fatal(err)
@@ -298,12 +305,8 @@ func TestByPositionIsAStableSort(t *testing.T) {
 // does, lists no pending job, and names as waiting the first pending job
 // of PlanPrepared's that does not say it never fits.
 func TestPlanBriefIsPlanWithoutPending(t *testing.T) {
-	policies := []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyConservative, model.PolicyEASYSJBF, model.PolicyHybridDepth}
 	rapid.Check(t, func(t *rapid.T) {
-		s := randomSnapshot(t)
-		params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
-		pl := New(params)
-		prep := Prepared{Order: QueueOrder(s.Queued)}
+		s, pl, prep := drawPrepared(t)
 		full, err := pl.PlanPrepared(context.Background(), s, prep)
 		if err != nil {
 			t.Fatal(err)
