@@ -55,31 +55,30 @@ func ForPolicy(p model.Policy, depth int) (Params, bool) {
 	return Params{}, false
 }
 
-// Planner is a baseline planner. Between cycles it keeps what does not
-// change the plan: the last cycle's profile, reset before use, and the
-// running jobs' card numbers (CardIDs), so that a cycle on the same
-// cluster does not look up every busy card again. It is safe for
-// concurrent use: a plan takes that state for itself, and a plan that
-// runs while another holds it starts from scratch (with the same result).
+// Planner is a baseline planner. Between cycles it keeps the last cycle's
+// profile loaded and the running jobs' card numbers (CardIDs): the next
+// cycle on the same cluster changes the profile by what changed (the jobs
+// that started, ended or passed their end, and the time that passed)
+// instead of loading every busy card again, and plans what a fresh load
+// would plan. It is safe for concurrent use: a plan takes that state for
+// itself, and a plan that runs while another holds it starts from scratch
+// (with the same result).
 type Planner struct {
-	P     Params
-	state atomic.Pointer[loadState]
-}
-
-// loadState is what a planner carries from one cycle to the next.
-type loadState struct {
-	prof *profile.Profile
-	ids  CardIDs
+	P Params
+	// FromScratch loads every cycle's profile anew, as the first cycle
+	// does. The plans are the same; it is for differential tests and for
+	// measuring what the kept profile saves.
+	FromScratch bool
+	state       atomic.Pointer[loadState]
 }
 
 // New returns a planner with the given parameters.
 func New(p Params) *Planner { return &Planner{P: p} }
 
-// take returns the planner's state with a reset profile for the layout,
-// fresh when another plan holds it or the layout changed.
+// take returns the planner's state for the layout, fresh when another plan
+// holds it or the layout changed.
 func (pl *Planner) take(lay *model.Layout) *loadState {
 	if st := pl.state.Swap(nil); st != nil && st.prof.Layout() == lay {
-		st.prof.Reset()
 		return st
 	}
 	return &loadState{prof: profile.New(lay)}
@@ -158,7 +157,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 			return nil, "", err
 		}
 	}
-	Hold(prof, s, prep.Cards)
+	st.load(s, prep.Cards, pl.FromScratch)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
 	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull}
 	if !w.brief {
@@ -216,20 +215,31 @@ func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
 // Hold is Load into a fresh or reset profile with the running jobs' cards
 // resolved (Resolve).
 func Hold(prof *profile.Profile, s *model.Snapshot, cards [][]int) {
-	grace := Seconds(s.Options.OverrunGrace)
-	if s.Options.OverrunGrace == 0 {
-		grace = Seconds(model.DefaultOverrunGrace)
-	}
+	grace := overrunGrace(s)
 	for i := range s.Running {
-		r := &s.Running[i]
-		end := Rel(s.Now, r.Start.Add(r.Job.TimeLimit))
-		if end <= 0 {
-			end = grace
-		}
+		end := heldUntil(s, &s.Running[i], grace)
 		for _, id := range cards[i] {
 			prof.Hold(id, end)
 		}
 	}
+}
+
+// overrunGrace is how long a job past its time limit is assumed to run
+// on, in seconds.
+func overrunGrace(s *model.Snapshot) int64 {
+	if s.Options.OverrunGrace == 0 {
+		return Seconds(model.DefaultOverrunGrace)
+	}
+	return Seconds(s.Options.OverrunGrace)
+}
+
+// heldUntil is when a running job's cards are free, in seconds from now:
+// at its start plus its time limit, or a grace from now once past it.
+func heldUntil(s *model.Snapshot, r *model.Running, grace int64) int64 {
+	if end := Rel(s.Now, r.Start.Add(r.Job.TimeLimit)); end > 0 {
+		return end
+	}
+	return grace
 }
 
 // Rel converts a time to whole seconds from now, rounding up.

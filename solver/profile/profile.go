@@ -92,6 +92,11 @@ type Profile struct {
 	// no place for at state version gen, and why (see FitNowWhere).
 	failed map[Request]failure
 
+	// The cards Reserve started now, and those it gave a reservation,
+	// since the last Reset or Rebase (a card may repeat): what Rebase
+	// undoes.
+	startLog, spanLog []int32
+
 	sc scratch
 }
 
@@ -139,6 +144,7 @@ func (p *Profile) Reset() {
 	p.evValid = false
 	p.ix.reset(p.lay)
 	clear(p.failed)
+	p.startLog, p.spanLog = p.startLog[:0], p.spanLog[:0]
 }
 
 // Layout returns the layout the profile was built on.
@@ -235,7 +241,9 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 			p.noteBusy(c)
 			p.dropFree(c)
 			p.rel[c] = end
+			p.startLog = append(p.startLog, int32(c))
 		} else {
+			p.spanLog = append(p.spanLog, int32(c))
 			if p.FreeNow(c) && len(p.spans[c]) == 0 {
 				p.ix.change(p.lay.Cards[c].Node, 0, 1)
 			}

@@ -1,0 +1,136 @@
+package baseline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
+)
+
+// TestKeptProfilePlansAsFromScratch: over long random sequences of
+// cycles — time passing by whole seconds (and now and then by a fraction,
+// not at all, or backwards), some of each plan's starts taken up, running
+// jobs ending, passing their limits or given longer ones, new jobs
+// arriving — a planner that keeps its profile from cycle to cycle decides
+// exactly what one loading every cycle anew decides, for every baseline
+// policy, with the running jobs' cards resolved by the planner or by a
+// caller.
+func TestKeptProfilePlansAsFromScratch(t *testing.T) {
+	kept := 0
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomSnapshot(t)
+		if err := s.Cluster.Seal(); err != nil { // one layout for every cycle
+			t.Fatal(err)
+		}
+		params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
+		inc, scratch := New(params), New(params)
+		scratch.FromScratch = true
+		var ids CardIDs // a caller's, kept like the planner's
+		callerIDs := rapid.IntRange(0, 2).Draw(t, "callerIDs")
+		arrived := 0
+		for cycle := range rapid.IntRange(1, 25).Draw(t, "cycles") {
+			prep := Prepared{Order: QueueOrder(s.Queued)}
+			switch callerIDs {
+			case 1:
+				var err error
+				if prep.Cards, err = ids.Resolve(s); err != nil {
+					t.Fatal(err)
+				}
+			case 2: // new slices every cycle: every job looks changed
+				var fresh CardIDs
+				var err error
+				if prep.Cards, err = fresh.Resolve(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := inc.PlanPrepared(context.Background(), s, prep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := scratch.PlanPrepared(context.Background(), s, Prepared{Order: prep.Order})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("cycle %d: the kept profile's plan differs from a fresh load's (-fresh +kept):\n%s", cycle, diff)
+			}
+			if cycle > 0 {
+				kept++
+			}
+			s = nextCycle(t, s, got, &arrived)
+		}
+	})
+	if kept == 0 {
+		t.Fatal("no cycle planned on a kept profile")
+	}
+}
+
+// nextCycle draws the snapshot after s, whose plan was d.
+func nextCycle(t *rapid.T, s *model.Snapshot, d *model.Decision, arrived *int) *model.Snapshot {
+	n := &model.Snapshot{Cluster: s.Cluster, Options: s.Options}
+	switch rapid.IntRange(0, 9).Draw(t, "step") {
+	case 0:
+		n.Now = s.Now
+	case 1:
+		n.Now = s.Now.Add(time.Duration(rapid.IntRange(1, 999).Draw(t, "ms")) * time.Millisecond)
+	case 2:
+		n.Now = s.Now.Add(-time.Duration(rapid.IntRange(1, 120).Draw(t, "back")) * time.Second)
+	default:
+		n.Now = s.Now.Add(time.Duration(rapid.IntRange(1, 7200).Draw(t, "dt")) * time.Second)
+	}
+	for _, r := range s.Running {
+		switch rapid.IntRange(0, 5).Draw(t, "running") {
+		case 0: // ended
+			continue
+		case 1: // given a longer limit
+			r.Job.TimeLimit += time.Duration(rapid.IntRange(1, 60).Draw(t, "more")) * time.Minute
+		}
+		if r.Start.After(n.Now) { // time went back: a resource manager's clock, stepped
+			r.Start = n.Now
+		}
+		n.Running = append(n.Running, r)
+	}
+	started := map[string]bool{}
+	for _, st := range d.Starts {
+		if !rapid.Bool().Draw(t, "taken") {
+			continue
+		}
+		i := slices.IndexFunc(s.Queued, func(j model.Job) bool { return j.ID == st.JobID })
+		n.Running = append(n.Running, model.Running{Job: s.Queued[i], Cards: st.Cards, Start: earlier(s.Now, n.Now), Kind: st.Kind})
+		started[st.JobID] = true
+	}
+	for _, j := range s.Queued {
+		if !started[j.ID] {
+			n.Queued = append(n.Queued, j)
+		}
+	}
+	for range rapid.IntRange(0, 3).Draw(t, "arrivals") {
+		*arrived++
+		n.Queued = append(n.Queued, modeltest.Job(fmt.Sprintf("a%d", *arrived)).
+			Cards(rapid.SampledFrom([]int{1, 1, 2, 4, 8}).Draw(t, "cards")).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit"))*10*time.Minute).
+			Build())
+	}
+	// Validate a copy: validating lays the cluster out anew, and a
+	// planner keeps its profile for one layout.
+	v, c := *n, *n.Cluster
+	v.Cluster = &c
+	if err := v.Validate(); err != nil {
+		t.Fatalf("next snapshot invalid: %v", err)
+	}
+	return n
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,87 @@
+package profile
+
+// Keeping a profile from one cycle to the next (issue 15): a planner that
+// loaded the running jobs into a profile and planned on it readies it for
+// the next cycle with Rebase, which undoes the plan and moves time on, and
+// Set, which gives the cards of the jobs that started, ended or changed
+// since their busy times. The result is the profile Reset and Hold would
+// load from the new snapshot, at a cost that follows what changed: the
+// cards of those jobs, and one pass over the busy times to move them.
+
+// Rebase undoes every start now and every reservation Reserve made since
+// the last Reset or Rebase, and then moves time dt ≥ 0 seconds on: every
+// card's busy time ends dt seconds sooner, and a card whose busy time ends
+// by then is free now. The busy times Hold and Set gave stay, moved; a
+// caller sets those that changed (a job past its end is held until the
+// overrun grace, a job that ended is free) with Set.
+func (p *Profile) Rebase(dt int64) {
+	if dt < 0 {
+		panic("profile: Rebase moves time forward only")
+	}
+	for _, c := range p.startLog {
+		p.Set(int(c), 0)
+	}
+	for _, c := range p.spanLog {
+		if len(p.spans[c]) > 0 {
+			p.Set(int(c), p.rel[c])
+		}
+	}
+	p.startLog, p.spanLog = p.startLog[:0], p.spanLog[:0]
+	p.gen++
+	if dt == 0 {
+		return
+	}
+	for c, r := range p.rel {
+		switch {
+		case r == 0:
+		case r > dt:
+			p.rel[c] = r - dt
+		default:
+			p.Set(c, 0)
+		}
+	}
+	// A uniform move keeps the base events' order: only the cards that
+	// became free (noted) move out of it, and patching puts them back.
+	if p.evValid && p.base != nil {
+		shift := baseEvent(dt << cardBits)
+		for i, e := range p.base {
+			if e.t() > 0 {
+				p.base[i] = e - shift
+			}
+		}
+	}
+}
+
+// Set gives a card the state that Reset and a Hold until until (0: none,
+// the card is free now) would give it: busy from now until then, with no
+// reservation.
+func (p *Profile) Set(card int, until int64) {
+	hadSpans := len(p.spans[card]) > 0
+	if p.rel[card] == until && !hadSpans {
+		return
+	}
+	node := p.nodeOf[card]
+	wasFree := p.FreeNow(card)
+	if hadSpans {
+		if wasFree {
+			p.ix.change(node, 0, -1)
+		}
+		p.spans[card] = p.spans[card][:0]
+	}
+	switch {
+	case until == 0 && p.rel[card] != 0:
+		p.rel[card] = 0
+		if p.lay.Cards[card].Usable {
+			p.ix.change(node, 1, 0)
+			p.freeDirty = true
+		}
+	case until != 0 && wasFree:
+		p.ix.change(node, -1, 0)
+		p.dropFree(card)
+		p.rel[card] = until
+	default:
+		p.rel[card] = until
+	}
+	p.gen++
+	p.noteChanged(card)
+}

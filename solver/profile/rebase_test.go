@@ -1,0 +1,127 @@
+package profile
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestRebaseEqualsReload: a profile kept from cycle to cycle — planned on
+// (starts now and reservations), then rebased by the time that passed and
+// set where jobs started, ended or passed their end — is the profile a
+// reset and a fresh load of the same busy times give: the same busy times
+// and reservations, the same free list, index and event streams, and the
+// same answers to FitNow and EarliestStart.
+func TestRebaseEqualsReload(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomCluster(t)
+		lay := c.Layout()
+		kept, fresh := New(lay), New(lay)
+		n := len(lay.Cards)
+		// want is each card's busy time as the running jobs give it.
+		want := make([]int64, n)
+		for card := range n {
+			if rapid.Bool().Draw(t, "busy") {
+				want[card] = rapid.Int64Range(1, 60).Draw(t, "until")
+				kept.Hold(card, want[card])
+			}
+		}
+		for cycle := range rapid.IntRange(1, 5).Draw(t, "cycles") {
+			if cycle > 0 {
+				dt := rapid.Int64Range(0, 20).Draw(t, "dt")
+				kept.Rebase(dt)
+				for card := range n {
+					w := max(want[card]-dt, 0)
+					switch rapid.IntRange(0, 5).Draw(t, "change") {
+					case 0: // the job ended or started
+						if w == 0 {
+							w = rapid.Int64Range(1, 60).Draw(t, "until")
+						} else {
+							w = 0
+						}
+					case 1: // past its end: held for a grace
+						if w == 0 && want[card] > 0 {
+							w = 3
+						}
+					}
+					want[card] = w
+					if w != kept.Release(card) {
+						kept.Set(card, w)
+					}
+				}
+			}
+			fresh.Reset()
+			for card, w := range want {
+				if w > 0 {
+					fresh.Hold(card, w)
+				}
+			}
+			compareProfiles(t, kept, fresh)
+			// Plan on both alike.
+			for range rapid.IntRange(0, 8).Draw(t, "ops") {
+				req := randomRequest(t, "req")
+				dur := rapid.Int64Range(1, 30).Draw(t, "dur")
+				if rapid.Bool().Draw(t, "now") {
+					a, oa := kept.FitNow(dur, req)
+					b, ob := fresh.FitNow(dur, req)
+					if oa != ob || !slices.Equal(a, b) {
+						t.Fatalf("cycle %d: FitNow(%d, %v): kept %v %v, fresh %v %v", cycle, dur, req, a, oa, b, ob)
+					}
+					if oa == Fits {
+						if err := kept.Reserve(a, 0, dur); err != nil {
+							t.Fatal(err)
+						}
+						if err := fresh.Reserve(b, 0, dur); err != nil {
+							t.Fatal(err)
+						}
+					}
+					continue
+				}
+				at, a, ok := kept.EarliestStart(1, dur, req)
+				bt, b, ok2 := fresh.EarliestStart(1, dur, req)
+				if at != bt || ok != ok2 || !slices.Equal(a, b) {
+					t.Fatalf("cycle %d: EarliestStart(%d, %v): kept %d %v %v, fresh %d %v %v", cycle, dur, req, at, a, ok, bt, b, ok2)
+				}
+				if ok {
+					if err := kept.Reserve(a, at, at+dur); err != nil {
+						t.Fatal(err)
+					}
+					if err := fresh.Reserve(b, bt, bt+dur); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			compareProfiles(t, kept, fresh)
+		}
+	})
+}
+
+// compareProfiles fails unless a and b hold the same state, as every
+// query sees it.
+func compareProfiles(t *rapid.T, a, b *Profile) {
+	if !slices.Equal(a.rel, b.rel) {
+		t.Fatalf("busy times differ:\nkept  %v\nfresh %v", a.rel, b.rel)
+	}
+	for c := range a.spans {
+		if !slices.Equal(a.spans[c], b.spans[c]) {
+			t.Fatalf("card %d: reservations %v, fresh %v", c, a.spans[c], b.spans[c])
+		}
+	}
+	if !slices.Equal(a.FreeCards(), b.FreeCards()) {
+		t.Fatalf("free cards %v, fresh %v", a.FreeCards(), b.FreeCards())
+	}
+	checkFreeLists(t, a)
+	a.fresh()
+	b.fresh()
+	if a.ix.total != b.ix.total || !slices.Equal(a.ix.cnt, b.ix.cnt) || !slices.Equal(a.ix.dirty, b.ix.dirty) ||
+		fmt.Sprint(a.ix.bucket) != fmt.Sprint(b.ix.bucket) {
+		t.Fatalf("index differs: total %d cnt %v dirty %v, fresh %d %v %v", a.ix.total, a.ix.cnt, a.ix.dirty, b.ix.total, b.ix.cnt, b.ix.dirty)
+	}
+	ab, ai, ao := a.events()
+	bb, bi, bo := b.events()
+	if !slices.Equal(ab, bb) || !slices.Equal(ai, bi) || !slices.Equal(ao, bo) {
+		t.Fatalf("event streams differ:\nbase %v\n  vs %v\nin %v\n  vs %v\nout %v\n  vs %v", ab, bb, ai, bi, ao, bo)
+	}
+}
