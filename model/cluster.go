@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // DomainKind is what a topology domain above the node is.
 type DomainKind uint8
@@ -98,4 +101,31 @@ func (c *Cluster) Layout() *Layout {
 		return c.lay
 	}
 	return buildLayout(c)
+}
+
+// Same reports whether two clusters describe the same machine, field by
+// field: a service that gets the same cluster cycle after cycle plans on
+// the one it sealed first, so that what its planners keep for a layout
+// (a loaded profile, resolved cards) carries from one cycle to the next.
+func (c *Cluster) Same(o *Cluster) bool {
+	if c == o {
+		return true
+	}
+	if c == nil || o == nil || c.ID != o.ID || !slices.Equal(c.Domains, o.Domains) || len(c.Nodes) != len(o.Nodes) {
+		return false
+	}
+	for i := range c.Nodes {
+		a, b := &c.Nodes[i], &o.Nodes[i]
+		if a.Name != b.Name || a.Unschedulable != b.Unschedulable || !slices.Equal(a.Domains, b.Domains) || len(a.Cards) != len(b.Cards) {
+			return false
+		}
+		for k := range a.Cards {
+			x, y := &a.Cards[k], &b.Cards[k]
+			if x.Index != y.Index || x.UUID != y.UUID || x.Model != y.Model || x.MemBytes != y.MemBytes || x.NUMA != y.NUMA ||
+				x.PCIBusID != y.PCIBusID || x.Island != y.Island || x.Unhealthy != y.Unhealthy || !slices.Equal(x.NVLinks, y.NVLinks) {
+				return false
+			}
+		}
+	}
+	return true
 }

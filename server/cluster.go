@@ -38,6 +38,23 @@ type cluster struct {
 	last  atomic.Pointer[lastPlan] // replaced whole, never modified
 	gen   atomic.Uint64            // bumped after every stored write; part of insight cache keys
 	plans atomic.Int64             // plans made since start
+
+	// sealed is the cluster as the last plan saw it, laid out; c.mu
+	// guards it. A request whose cluster is the same plans on it, so that
+	// what a planner keeps for a layout (the loaded profile, the running
+	// jobs' resolved cards) carries over: a cycle then costs what changed.
+	sealed *model.Cluster
+}
+
+// sameCluster returns the cluster a plan uses for the request's one: the
+// one sealed before when they are the same machine, else the request's,
+// kept for the next cycle. c.mu is held.
+func (c *cluster) sameCluster(got *model.Cluster) *model.Cluster {
+	if c.sealed != nil && c.sealed.Same(got) {
+		return c.sealed
+	}
+	c.sealed = got
+	return got
 }
 
 // lastPlan is what the cluster's last plan left for users: per-job

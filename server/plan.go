@@ -70,6 +70,7 @@ func (s *Server) Plan(ctx context.Context, req *connect.Request[pb.PlanRequest])
 	// event reaches it mid-cycle; a stateless planner plans unlocked.
 	c.mu.Lock()
 	locked := true
+	snap.Cluster = c.sameCluster(snap.Cluster)
 	defer func() {
 		if locked {
 			c.mu.Unlock()
