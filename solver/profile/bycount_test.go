@@ -170,3 +170,39 @@ func TestEarliestStartFlatMatchesBrute(t *testing.T) {
 		}
 	})
 }
+
+// TestEarliestFlatEqualsSweep: with no reservation on a flat machine,
+// earliestFlat answers what the sweep over every event answers — the
+// start, and the cards — over busy times with many ties, free cards,
+// unusable cards, and starts raised to after.
+func TestEarliestFlatEqualsSweep(t *testing.T) {
+	short := 0
+	rapid.Check(t, func(t *rapid.T) {
+		lay := flatCluster(t).Layout()
+		p := New(lay)
+		for card := range lay.Cards {
+			if rapid.Bool().Draw(t, "busy") {
+				p.Hold(card, rapid.Int64Range(1, 6).Draw(t, "until")*10)
+			}
+		}
+		req := Request{Cards: rapid.IntRange(1, len(lay.Cards)+1).Draw(t, "cards")}
+		after := rapid.Int64Range(0, 70).Draw(t, "after")
+		dur := rapid.Int64Range(1, 60).Draw(t, "dur")
+		if !p.flatCount(req) {
+			t.Fatalf("%v on a flat machine is not counted", req)
+		}
+		st, cards, ok := p.EarliestStart(after, dur, req)
+		tm, tok := p.EarliestTime(after, dur, req)
+		p.sweepAll = true
+		wst, wcards, wok := p.EarliestStart(after, dur, req)
+		if ok != wok || st != wst || !slices.Equal(cards, wcards) || tok != wok || ok && tm != wst {
+			t.Fatalf("earliestFlat (%v, %d, %v; time %d) != sweep (%v, %d, %v)", ok, st, cards, tm, wok, wst, wcards)
+		}
+		if ok {
+			short++
+		}
+	})
+	if short == 0 {
+		t.Fatal("no job fitted: not a test of the shortcut")
+	}
+}

@@ -499,9 +499,11 @@ func (p *Profile) placeFlat(k int, cands []int) []int {
 // flatKey packs a candidate's preference and its node's name rank into one
 // integer, in placeFlat's order.
 func (p *Profile) flatKey(c int) int64 {
-	key := min(max(p.sc.key[c], -1<<37), 1<<37) + 1<<37
-	return key<<24 | int64(p.ix.rank[p.nodeOf[c]])
+	return clampKey(p.sc.key[c])<<24 | int64(p.ix.rank[p.nodeOf[c]])
 }
+
+// clampKey maps a placement key into flatKey's 38 bits, in order.
+func clampKey(key int64) int64 { return min(max(key, -1<<37), 1<<37) + 1<<37 }
 
 // nthSmallest returns the k-th smallest element of a (1 ≤ k ≤ len(a)),
 // reordering a: a quickselect, O(len(a)) expected against a sort's

@@ -97,6 +97,8 @@ type Profile struct {
 	// undoes.
 	startLog, spanLog []int32
 
+	sweepAll bool // never take earliestFlat's shortcut: for differential tests
+
 	sc scratch
 }
 

@@ -341,6 +341,7 @@ func TestFitNowFailureCache(t *testing.T) {
 func TestEarliestStartOrStops(t *testing.T) {
 	lay := modeltest.Uniform(4096, 1, 0).Layout()
 	p := New(lay)
+	p.sweepAll = true // the sweep itself, not earliestFlat's shortcut
 	for c := range lay.Cards {
 		p.Hold(c, int64(c+1)) // 4,096 distinct release times
 	}
