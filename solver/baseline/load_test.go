@@ -18,7 +18,7 @@ import (
 // cycles — time passing by whole seconds (and now and then by a fraction,
 // not at all, or backwards), some of each plan's starts taken up, running
 // jobs ending, passing their limits or given longer ones, new jobs
-// arriving — a planner that keeps its profile from cycle to cycle decides
+// arriving, running jobs giving back cards — a planner that keeps its profile from cycle to cycle decides
 // exactly what one loading every cycle anew decides, for every baseline
 // policy, with the running jobs' cards resolved by the planner or by a
 // caller.
@@ -91,6 +91,11 @@ func nextCycle(t *rapid.T, s *model.Snapshot, d *model.Decision, arrived *int) *
 			continue
 		case 1: // given a longer limit
 			r.Job.TimeLimit += time.Duration(rapid.IntRange(1, 60).Draw(t, "more")) * time.Minute
+		case 2: // shrunk: it gave back a card, same id
+			if len(r.Cards) > 1 {
+				r.Cards = slices.Clone(r.Cards[:len(r.Cards)-1])
+				r.Job.Cards--
+			}
 		}
 		if r.Start.After(n.Now) { // time went back: a resource manager's clock, stepped
 			r.Start = n.Now
