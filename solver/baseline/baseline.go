@@ -75,13 +75,12 @@ type Planner struct {
 // New returns a planner with the given parameters.
 func New(p Params) *Planner { return &Planner{P: p} }
 
-// take returns the planner's state for the layout, fresh when another plan
-// holds it or the layout changed.
-func (pl *Planner) take(lay *model.Layout) *loadState {
-	if st := pl.state.Swap(nil); st != nil && st.prof.Layout() == lay {
+// take returns the planner's state, fresh when another plan holds it.
+func (pl *Planner) take() *loadState {
+	if st := pl.state.Swap(nil); st != nil {
 		return st
 	}
-	return &loadState{prof: profile.New(lay)}
+	return &loadState{}
 }
 
 // Plan plans one cycle. The snapshot must be valid (model.Snapshot.Validate);
@@ -148,16 +147,16 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, "", err
 	}
-	st := pl.take(s.Cluster.Layout())
+	st := pl.take()
 	defer pl.state.Store(st)
-	prof := st.prof
 	if prep.Cards == nil {
 		var err error
 		if prep.Cards, err = st.ids.Resolve(s); err != nil {
 			return nil, "", err
 		}
 	}
-	st.load(s, prep.Cards, pl.FromScratch)
+	st.until = heldUntils(s, st.until)
+	prof := st.ld.load(s, prep.Cards, st.until, pl.FromScratch)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
 	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull}
 	if !w.brief {
