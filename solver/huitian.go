@@ -511,7 +511,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 		return
 	}
 	if h.lp != nil && len(candidates) > 0 {
-		if ctx.Err() != nil {
+		if baseline.Done(ctx) != nil {
 			// Past the budget already: the LP would not finish.
 			c.d.Stats.Fallback = true
 		} else {
@@ -523,7 +523,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 	// The greedy pass, as far as the budget allows: the guarantee's starts
 	// and reservations are in already, so a cut here only backfills less.
 	for k, idx := range candidates {
-		if ctx.Err() != nil {
+		if baseline.Done(ctx) != nil {
 			c.d.Stats.Fallback = true
 			c.d.Stats.BudgetCut += len(candidates) - k
 			for _, idx := range candidates[k:] {

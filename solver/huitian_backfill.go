@@ -292,7 +292,7 @@ func (c *cycle) estimateStarts(ctx context.Context) {
 		if p.Reason == model.PendingReserved || p.Reason == model.PendingNeverFits {
 			continue
 		}
-		if n >= c.h.cfg.PendingEstimates || ctx.Err() != nil {
+		if n >= c.h.cfg.PendingEstimates || baseline.Done(ctx) != nil {
 			break
 		}
 		n++

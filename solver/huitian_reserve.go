@@ -67,7 +67,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	// too when requeue), and returns the decision and the yields when the
 	// head is still the head and keep accepts its start t1 (from now).
 	try := func(requeue bool, keep func(t1 int64) bool) (*model.Decision, map[int]preempt.Release, bool) {
-		if ctx.Err() != nil {
+		if baseline.Done(ctx) != nil {
 			return nil, nil, false // past the budget: EASY's own guarantee
 		}
 		yield := maps.Clone(planned)

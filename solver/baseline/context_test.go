@@ -213,3 +213,34 @@ func TestBudgetStopsInsideASweep(t *testing.T) {
 		t.Fatal("no budget passed inside a sweep: not a test of the sweep's stop")
 	}
 }
+
+// lateTimer is a context whose deadline has passed but whose timer has
+// not fired yet: Err is still nil, as on a busy scheduler.
+type lateTimer struct{ context.Context }
+
+func (lateTimer) Deadline() (time.Time, bool) { return time.Unix(1, 0), true }
+
+// TestBudgetPassedBeforeItsTimerFires: a deadline in the past binds at
+// once, whether or not the context's timer has fired: the main pass and
+// the head's reservation are made, and every later job is cut.
+func TestBudgetPassedBeforeItsTimerFires(t *testing.T) {
+	ctx := lateTimer{context.Background()}
+	if err := Done(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("Done of a passed deadline = %v, want DeadlineExceeded", err)
+	}
+	if err := Done(context.Background()); err != nil {
+		t.Fatalf("Done of no deadline = %v", err)
+	}
+	s := bigQueue(t, 200)
+	for _, p := range []model.Policy{model.PolicyEASY, model.PolicyConservative} {
+		params, _ := ForPolicy(p, 0)
+		d, err := New(params).Plan(ctx, s)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if !d.Stats.Fallback || d.Stats.BudgetCut == 0 || len(d.Reservations) != 1 {
+			t.Errorf("%s: fallback %v, %d cut, %d reservations: want the walk cut right after the head's reservation",
+				p, d.Stats.Fallback, d.Stats.BudgetCut, len(d.Reservations))
+		}
+	}
+}
