@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/baseline"
 )
 
 // BenchmarkPlan sweeps cluster size × queue depth for each policy. Each
@@ -94,6 +95,49 @@ func BenchmarkCycles(b *testing.B) {
 				}
 				b.ReportMetric(float64(res.BudgetCuts)/float64(res.Cycles), "cut-share")
 			})
+		}
+	}
+}
+
+// BenchmarkKeptProfile plans the same 20 consecutive cycles of a sequence
+// (no budget) with a baseline planner that keeps its profile from cycle to
+// cycle and with one that loads it anew every cycle: the two decide the
+// same (TestIncrementalEqualsFromScratch), so the sequences are the same
+// and the ratio of the two times is what keeping the profile saves. Only
+// the plans are timed.
+func BenchmarkKeptProfile(b *testing.B) {
+	for _, cards := range []int{8192, 65536} {
+		for _, p := range []model.Policy{model.PolicyEASY, model.PolicyConservative} {
+			if p == model.PolicyConservative && cards > 8192 {
+				continue // seconds a plan without a budget
+			}
+			for _, scratch := range []bool{false, true} {
+				name := "kept"
+				if scratch {
+					name = "scratch"
+				}
+				b.Run(fmt.Sprintf("%s/cards=%d/queued=5000/%s", p, cards, name), func(b *testing.B) {
+					params, _ := baseline.ForPolicy(p, 0)
+					b.StopTimer()
+					for range b.N {
+						pl := baseline.New(params)
+						pl.FromScratch = scratch
+						q := NewSequence(cards, 5000, 1, 30*time.Second)
+						for n := range 22 {
+							s := q.Snapshot()
+							if n >= 2 {
+								b.StartTimer()
+							}
+							d, err := pl.Plan(context.Background(), s)
+							b.StopTimer()
+							if err != nil {
+								b.Fatal(err)
+							}
+							q.Advance(d)
+						}
+					}
+				})
+			}
 		}
 	}
 }

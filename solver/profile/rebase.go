@@ -15,21 +15,31 @@ package profile
 // caller sets those that changed (a job past its end is held until the
 // overrun grace, a job that ended is free) with Set.
 func (p *Profile) Rebase(dt int64) {
-	if dt < 0 {
-		panic("profile: Rebase moves time forward only")
-	}
-	for _, c := range p.startLog {
+	for _, c := range p.Advance(dt) {
 		p.Set(int(c), 0)
 	}
+}
+
+// Advance is Rebase that keeps the starts: the cards Reserve started now
+// since the last Reset or Rebase stay busy, moved like the others, and are
+// returned (valid until the next Reserve), for the caller to free those
+// that no job holds now. A start a resource manager took up is then
+// already in place: Set to the same busy time changes nothing.
+func (p *Profile) Advance(dt int64) []int32 {
+	if dt < 0 {
+		panic("profile: Advance moves time forward only")
+	}
+	started := p.startLog
+	p.startLog = p.startLog[:0]
 	for _, c := range p.spanLog {
 		if len(p.spans[c]) > 0 {
 			p.Set(int(c), p.rel[c])
 		}
 	}
-	p.startLog, p.spanLog = p.startLog[:0], p.spanLog[:0]
+	p.spanLog = p.spanLog[:0]
 	p.gen++
 	if dt == 0 {
-		return
+		return started
 	}
 	for c, r := range p.rel {
 		switch {
@@ -50,6 +60,7 @@ func (p *Profile) Rebase(dt int64) {
 			}
 		}
 	}
+	return started
 }
 
 // Set gives a card the state that Reset and a Hold until until (0: none,
