@@ -197,17 +197,37 @@ func LoadInto(prof *profile.Profile, s *model.Snapshot) error {
 // index into s.Running, remembering them for the next cycle. The slices
 // are the CardIDs' own: the caller must not modify them.
 func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
-	c.Begin(s.Cluster.Layout())
+	lay := s.Cluster.Layout()
+	if c.lay != lay {
+		c.last = c.last[:0]
+	}
+	c.Begin(lay)
 	defer c.End(len(s.Running))
 	out := make([][]int, len(s.Running))
+	next, j := c.next[:0], 0
 	for i := range s.Running {
 		r := &s.Running[i]
-		ids, bad, ok := c.Of(r.Job.ID, r.Cards)
-		if !ok {
-			return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
+		var ids []int
+		for k := j; k < len(c.last) && k < j+lookAhead; k++ {
+			if e := &c.last[k]; e.id == r.Job.ID {
+				if len(e.ids) == len(r.Cards) && c.same(e.ids, r.Cards) {
+					ids = e.ids
+				}
+				j = k + 1
+				break
+			}
+		}
+		if ids == nil {
+			var bad int
+			var ok bool
+			if ids, bad, ok = c.Of(r.Job.ID, r.Cards); !ok {
+				return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
+			}
 		}
 		out[i] = ids
+		next = append(next, resolved{r.Job.ID, ids})
 	}
+	c.last, c.next = next, c.last
 	return out, nil
 }
 

@@ -14,7 +14,21 @@ type CardIDs struct {
 	lay   *model.Layout
 	byJob map[string]cardsOf
 	cycle uint32
+	// last is the last Resolve's running jobs in its order: Resolve walks
+	// it alongside the snapshot's and finds most jobs there without a map
+	// lookup (a resource manager lists its running jobs in a stable
+	// order: a cycle drops the ended ones and adds the started ones).
+	last, next []resolved
 }
+
+type resolved struct {
+	id  string
+	ids []int
+}
+
+// lookAhead is how far Resolve looks down the last cycle's list for a
+// job before it asks the map: past jobs that ended since.
+const lookAhead = 8
 
 type cardsOf struct {
 	ids   []int
