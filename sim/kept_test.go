@@ -23,7 +23,14 @@ func TestKeptProfileReplaysAsFromScratch(t *testing.T) {
 		cluster func() *model.Cluster
 		cycles  Cycles
 	}
-	syn, err := trace.Synth(trace.SynthOptions{Jobs: 1500, Seed: 4, Load: 1.1, Cards: 128})
+	// The replays have no goroutines of their own: under the race
+	// detector (make test's race pass, ten times slower) a short
+	// synthetic one is enough.
+	n := 1500
+	if raceDetector {
+		n = 300
+	}
+	syn, err := trace.Synth(trace.SynthOptions{Jobs: n, Seed: 4, Load: 1.1, Cards: 128})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +42,7 @@ func TestKeptProfileReplaysAsFromScratch(t *testing.T) {
 		return c
 	}
 	works := []workload{{"synth on hgx:16", syn.Jobs, hgx, CyclesPerTime}}
-	if !testing.Short() {
+	if !testing.Short() && !raceDetector {
 		kth := loadKTH(t)
 		flat := func() *model.Cluster {
 			c, err := Flat(kth.MaxCards)

@@ -1,0 +1,6 @@
+//go:build !race
+
+package sim
+
+// raceDetector: the race detector is on (it slows a replay tenfold).
+const raceDetector = false
