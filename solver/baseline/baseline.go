@@ -103,7 +103,9 @@ func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision
 // computes once: the queue order, QueueOrder(s.Queued), and the dense
 // numbers of each running job's cards (CardIDs.Resolve), nil to have the
 // planner resolve them. It holds for every snapshot with the same queue
-// and the same running jobs on the same cards.
+// and the same running jobs on the same cards. The planner keeps the card
+// slices from one plan to the next (the same slice is the same cards): a
+// caller must not modify one once given.
 type Prepared struct {
 	Order []int
 	Cards [][]int

@@ -16,15 +16,15 @@ type loadState struct {
 }
 
 // loader keeps a profile loaded with a snapshot's running jobs from one
-// cycle to the next (issue 15): the next cycle's load changes it by what
-// changed — the last plan's reservations undone and time moved on
-// (profile.Advance), the cards of the jobs that ended and of the plan's
-// starts no job took up freed, those of the jobs that started, changed or
-// hold their cards to another time held —
-// instead of resetting it and holding every busy card again. The profile
-// is the one a fresh load gives, whatever changed: a load of another
-// layout, or at an earlier time or a fraction of a second later, loads
-// anew. The zero value is ready; it is not safe for concurrent use.
+// cycle to the next (issue 15). The next cycle's load changes it by what
+// changed instead of resetting it and holding every busy card again: the
+// last plan's reservations are undone and time moves on (profile.Advance);
+// the cards of the jobs that ended, and of the plan's starts that no job
+// took up, are freed; those of the jobs that started, changed or hold
+// their cards to another time are held. The profile is the one a fresh
+// load gives, whatever changed; a load of another layout, or at an earlier
+// time or a fraction of a second later, loads anew. The zero value is
+// ready; it is not safe for concurrent use.
 type loader struct {
 	prof *profile.Profile
 
