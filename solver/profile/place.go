@@ -26,7 +26,8 @@ type scratch struct {
 	baseTmp []baseEvent
 	gapTmp  []gap
 
-	packed []int64 // placeFlat's keys
+	packed []int64  // placeFlat's keys
+	bits   []uint64 // earliestFlat's chosen cards, one bit each, cleared after use
 
 	// placeSwitch's per-group capacity (+1 once seen), apart from the
 	// sweep's counters, which are live while it places.
@@ -48,6 +49,7 @@ func (s *scratch) init(lay *model.Layout, ngroups int) {
 	s.switchCap = make([]int32, ngroups)
 	s.inSet = make([]bool, len(lay.Cards))
 	s.evMark = make([]bool, len(lay.Cards))
+	s.bits = make([]uint64, (len(lay.Cards)+63)/64)
 }
 
 // place chooses cards for req among cands (sorted by card number; each

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -134,14 +135,46 @@ func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent) 
 	// whose key is that of base[m-k] and after it.
 	kk := clampKey(-base[m-k].t())
 	g := sort.Search(m, func(i int) bool { return clampKey(-base[i].t()) <= kk })
-	cands := p.sc.cands[:0]
-	for _, e := range base[g:m] {
+	j := g + sort.Search(m-g, func(i int) bool { return clampKey(-base[g+i].t()) < kk })
+	// base[j:m] have smaller keys: all taken. Of base[g:j], one key, the
+	// need first by node name (placeFlat's tie-break) are.
+	set := p.sc.bits
+	lo, hi := len(p.rel), -1
+	take := func(e baseEvent) {
 		c := int(e.card())
-		cands = append(cands, c)
-		p.sc.key[c] = -p.freeSince(c, t)
+		set[c>>6] |= 1 << (c & 63)
+		lo, hi = min(lo, c), max(hi, c)
 	}
-	p.sc.cands = cands
-	return t, p.placeFlat(k, cands), true
+	for _, e := range base[j:m] {
+		take(e)
+	}
+	if need := k - (m - j); need == j-g {
+		for _, e := range base[g:j] {
+			take(e)
+		}
+	} else if need > 0 {
+		ranks := p.sc.packed[:0]
+		for _, e := range base[g:j] {
+			ranks = append(ranks, int64(p.ix.rank[p.nodeOf[e.card()]]))
+		}
+		p.sc.packed = ranks
+		kth := nthSmallest(ranks, need)
+		for _, e := range base[g:j] {
+			if int64(p.ix.rank[p.nodeOf[e.card()]]) <= kth {
+				take(e)
+			}
+		}
+	}
+	// Out in card order, the bits cleared as they are read: one card per
+	// node, so a card is its node's first.
+	out := make([]int, 0, k)
+	for w := lo >> 6; w <= hi>>6; w++ {
+		for set[w] != 0 {
+			out = append(out, w<<6|bits.TrailingZeros64(set[w]))
+			set[w] &= set[w] - 1
+		}
+	}
+	return t, out, true
 }
 
 // freeSince returns when the gap of card c that contains t began.
