@@ -249,6 +249,11 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 			if p.FreeNow(c) && len(p.spans[c]) == 0 {
 				p.ix.change(p.lay.Cards[c].Node, 0, 1)
 			}
+			if sp := p.spans[c]; len(sp) == 0 || sp[len(sp)-1].start < start {
+				// After every span it has (the common case: none).
+				p.spans[c] = append(sp, span{start, end})
+				continue
+			}
 			i, _ := slices.BinarySearchFunc(p.spans[c], start, func(s span, t int64) int {
 				switch {
 				case s.start < t:
