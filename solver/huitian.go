@@ -119,6 +119,12 @@ type Huitian struct {
 	holders  []holder
 	runnings []runningJob
 	queueds  []queuedJob
+	// runEsts are the last cycle's running jobs' distributions, runEstAt
+	// each one's index there by the job's first card (-1: none; an index
+	// left by an older cycle is checked like any other), runEstsNext the
+	// buffer of the next cycle's (runningDist).
+	runEsts, runEstsNext []runEst
+	runEstAt             []int32
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -217,6 +223,13 @@ type estKey struct {
 // estimateOf returns a job's runtime distribution, cached across cycles
 // for as long as the history would answer the same.
 func (h *Huitian) estimateOf(j *model.Job) jobEst {
+	e := h.estEntryOf(j)
+	return jobEst{e.ratios.Of(j.TimeLimit.Seconds()), e.basis}
+}
+
+// estEntryOf is estimateOf's cached entry for the job's user, class and
+// card count, current.
+func (h *Huitian) estEntryOf(j *model.Job) *estEntry {
 	if h.est == nil {
 		h.est = map[estKey]*estEntry{}
 	}
@@ -232,7 +245,44 @@ func (h *Huitian) estimateOf(j *model.Job) jobEst {
 		*e = estEntry{ratios: r, basis: b, tok: tok}
 	}
 	e.used = h.estPlan
-	return jobEst{e.ratios.Of(j.TimeLimit.Seconds()), e.basis}
+	return e
+}
+
+// runEst is a running job's runtime distribution as the last cycle
+// computed it, with what it was computed from: a job that still has the
+// same user, class, card count and limit, while the token is current, has
+// the same distribution (estimateOf's, a function of those and of the
+// history the token stands for).
+type runEst struct {
+	user, class string
+	cards       int
+	limit       time.Duration
+	tok         estimate.Token
+	dist        estimate.Dist
+}
+
+// runningDist returns running job i's runtime distribution: the last
+// cycle's when it holds (found by the job's first card, as h.runEstAt
+// left it), else estimateOf's. Every running job asks every cycle, and
+// most of estimateOf's cost was the map lookup and the scaling to the
+// limit. It appends the answer to next and notes it for the next cycle.
+func (c *cycle) runningDist(i int, next []runEst) []runEst {
+	h, j := c.h, &c.s.Running[i].Job
+	cards := c.runCards[i]
+	if len(cards) > 0 {
+		if k := h.runEstAt[cards[0]]; k >= 0 && int(k) < len(h.runEsts) {
+			if re := &h.runEsts[k]; re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit && h.mem.hist.Current(re.tok) {
+				h.runEstAt[cards[0]] = int32(len(next))
+				return append(next, *re)
+			}
+		}
+	}
+	e := h.estEntryOf(j)
+	re := runEst{user: j.User, class: j.Class, cards: j.Cards, limit: j.TimeLimit, tok: e.tok, dist: e.ratios.Of(j.TimeLimit.Seconds())}
+	if len(cards) > 0 {
+		h.runEstAt[cards[0]] = int32(len(next))
+	}
+	return append(next, re)
 }
 
 // sweepEstimates starts a plan's use of the estimate cache: it counts the
@@ -415,10 +465,18 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	// Every running job's entry is written below; its distributions are
 	// computed when a phase first asks (runningRem): most are never asked.
 	c.running = resized(&c.h.runnings, len(s.Running))
+	if len(c.h.runEstAt) != len(c.lay.Cards) {
+		c.h.runEstAt = make([]int32, len(c.lay.Cards))
+		for k := range c.h.runEstAt {
+			c.h.runEstAt[k] = -1
+		}
+	}
+	next := c.h.runEstsNext[:0]
 	for i := range s.Running {
 		r := &s.Running[i]
+		next = c.runningDist(i, next)
 		rj := runningJob{
-			total: c.h.estimateOf(&r.Job).dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(),
+			total: next[len(next)-1].dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(),
 			progress: r.Progress, cap: math.Inf(1),
 		}
 		if rel, ok := yield[i]; ok {
@@ -431,6 +489,7 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 			c.holder[id] = runningHolder(i)
 		}
 	}
+	c.h.runEsts, c.h.runEstsNext = next, c.h.runEsts
 	return nil
 }
 
