@@ -506,6 +506,13 @@ func (c *cycle) classify(candidates []int) {
 	}
 	c.classes = fragment.Classify(c.prof, baseline.Seconds(c.h.cfg.Horizon), smallest)
 	c.d.Fragments = c.classes.Inventory
+	idle := 0
+	for _, f := range c.classes.Inventory {
+		idle += f.Cards
+	}
+	if idle > 0 { // the list grew card by card: a tenth of a plan on hgx:128
+		c.d.Idle = make([]model.IdleCard, 0, idle)
+	}
 	for id, cl := range c.classes.Of {
 		if cl != model.FragmentUnspecified {
 			c.d.Idle = append(c.d.Idle, model.IdleCard{Card: c.lay.Ref(id), Class: cl})
