@@ -391,10 +391,7 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
 		d: &model.Decision{Stats: model.Stats{Solver: h.name}},
 	}
-	c.grace = baseline.Seconds(s.Options.OverrunGrace)
-	if c.grace == 0 {
-		c.grace = baseline.Seconds(model.DefaultOverrunGrace)
-	}
+	c.grace = baseline.OverrunGrace(s)
 	// The running jobs' cards, resolved once for the guarantee's plans
 	// and the predicted profile.
 	var err error

@@ -180,30 +180,20 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 // longer, and treating it as ending now would place a reservation on cards
 // that are still busy.
 func Load(s *model.Snapshot) (*profile.Profile, error) {
-	prof := profile.New(s.Cluster.Layout())
-	return prof, LoadInto(prof, s)
-}
-
-// LoadInto is Load into a fresh or reset profile of the snapshot's layout.
-func LoadInto(prof *profile.Profile, s *model.Snapshot) error {
 	var ids CardIDs
 	cards, err := ids.Resolve(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	Hold(prof, s, cards)
-	return nil
+	var l loader
+	return l.load(s, cards, heldUntils(s, nil), true), nil
 }
 
 // Resolve returns the dense numbers of every running job's cards, by
 // index into s.Running, remembering them for the next cycle. The slices
 // are the CardIDs' own: the caller must not modify them.
 func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
-	lay := s.Cluster.Layout()
-	if c.lay != lay {
-		c.last = c.last[:0]
-	}
-	c.Begin(lay)
+	c.Begin(s.Cluster.Layout())
 	defer c.End(len(s.Running))
 	out := make([][]int, len(s.Running))
 	next, j := c.next[:0], 0
@@ -233,21 +223,9 @@ func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
 	return out, nil
 }
 
-// Hold is Load into a fresh or reset profile with the running jobs' cards
-// resolved (Resolve).
-func Hold(prof *profile.Profile, s *model.Snapshot, cards [][]int) {
-	grace := overrunGrace(s)
-	for i := range s.Running {
-		end := heldUntil(s, &s.Running[i], grace)
-		for _, id := range cards[i] {
-			prof.Hold(id, end)
-		}
-	}
-}
-
-// overrunGrace is how long a job past its time limit is assumed to run
-// on, in seconds.
-func overrunGrace(s *model.Snapshot) int64 {
+// OverrunGrace is how long a job past its time limit is assumed to run
+// on, in seconds: the snapshot's Options.OverrunGrace, or the default.
+func OverrunGrace(s *model.Snapshot) int64 {
 	if s.Options.OverrunGrace == 0 {
 		return Seconds(model.DefaultOverrunGrace)
 	}

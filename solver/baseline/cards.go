@@ -6,7 +6,7 @@ import "github.com/huitian/huitian/model"
 // remembers each job's answer from one cycle to the next: a running job's
 // cards do not change while it runs, and at 65,536 cards a map lookup per
 // busy card every cycle was most of a plan (issue 15: 75% of a flat
-// 93,312-processor replay in LoadInto). A remembered answer is used only
+// 93,312-processor replay in loading the profile). A remembered answer is used only
 // when the layout is the same and every reference still names the same
 // card, so the numbers are those a lookup would give. The zero value is
 // ready; it is not safe for concurrent use.
@@ -38,7 +38,7 @@ type cardsOf struct {
 // Begin starts a cycle on a layout: answers for another layout are dropped.
 func (c *CardIDs) Begin(lay *model.Layout) {
 	if c.lay != lay || c.byJob == nil {
-		c.lay, c.byJob = lay, map[string]cardsOf{}
+		c.lay, c.byJob, c.last = lay, map[string]cardsOf{}, c.last[:0]
 	}
 	c.cycle++
 }

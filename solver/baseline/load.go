@@ -152,7 +152,7 @@ func sameCards(a, b []int) bool {
 // heldUntils returns each running job's busy time in seconds from now, as
 // Hold gives it, in buf.
 func heldUntils(s *model.Snapshot, buf []int64) []int64 {
-	grace := overrunGrace(s)
+	grace := OverrunGrace(s)
 	buf = buf[:0]
 	for i := range s.Running {
 		buf = append(buf, heldUntil(s, &s.Running[i], grace))

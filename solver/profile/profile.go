@@ -93,8 +93,8 @@ type Profile struct {
 	failed map[Request]failure
 
 	// The cards Reserve started now, and those it gave a reservation,
-	// since the last Reset or Rebase (a card may repeat): what Rebase
-	// undoes.
+	// since the last Reset or Advance (a card may repeat): what Advance
+	// returns, and undoes.
 	startLog, spanLog []int32
 
 	sweepAll bool // never take earliestFlat's shortcut: for differential tests

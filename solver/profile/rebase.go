@@ -2,29 +2,23 @@ package profile
 
 // Keeping a profile from one cycle to the next (issue 15): a planner that
 // loaded the running jobs into a profile and planned on it readies it for
-// the next cycle with Rebase, which undoes the plan and moves time on, and
-// Set, which gives the cards of the jobs that started, ended or changed
-// since their busy times. The result is the profile Reset and Hold would
+// the next cycle with Advance, which undoes the plan's reservations and
+// moves time on, and Set, which gives the cards of the jobs that started,
+// ended or changed since, and of the starts no job took up, their busy
+// times. The result is the profile Reset and Hold would
 // load from the new snapshot, at a cost that follows what changed: the
 // cards of those jobs, and one pass over the busy times to move them.
 
-// Rebase undoes every start now and every reservation Reserve made since
-// the last Reset or Rebase, and then moves time dt ≥ 0 seconds on: every
-// card's busy time ends dt seconds sooner, and a card whose busy time ends
-// by then is free now. The busy times Hold and Set gave stay, moved; a
-// caller sets those that changed (a job past its end is held until the
-// overrun grace, a job that ended is free) with Set.
-func (p *Profile) Rebase(dt int64) {
-	for _, c := range p.Advance(dt) {
-		p.Set(int(c), 0)
-	}
-}
-
-// Advance is Rebase that keeps the starts: the cards Reserve started now
-// since the last Reset or Rebase stay busy, moved like the others, and are
-// returned (valid until the next Reserve), for the caller to free those
-// that no job holds now. A start a resource manager took up is then
-// already in place: Set to the same busy time changes nothing.
+// Advance undoes every reservation Reserve made since the last Reset or
+// Advance, and then moves time dt ≥ 0 seconds on: every card's busy time
+// ends dt seconds sooner, and a card whose busy time ends by then is free
+// now. The busy times Hold and Set gave stay, moved; so do the cards
+// Reserve started now since, which it returns (valid until the next
+// Reserve) for the caller to free those that no job holds now — a start a
+// resource manager took up is then already in place, and Set to the same
+// busy time changes nothing. The caller sets what else changed (a job past
+// its end is held until the overrun grace, a job that ended is free) with
+// Set.
 func (p *Profile) Advance(dt int64) []int32 {
 	if dt < 0 {
 		panic("profile: Advance moves time forward only")
