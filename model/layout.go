@@ -14,6 +14,9 @@ type Layout struct {
 	Nodes    []NodeLoc
 	Islands  []IslandLoc
 	Switches []string // leaf switch domain ids, sorted
+	// UsableCards counts the cards with Usable set; MaxNodeUsable is the
+	// most of them on one node.
+	UsableCards, MaxNodeUsable int
 
 	byRef map[CardRef]int
 }
@@ -109,6 +112,7 @@ func buildLayout(c *Cluster) *Layout {
 		slices.SortFunc(cards, func(a, b Card) int { return cmp.Compare(a.Index, b.Index) })
 		l.Nodes = append(l.Nodes, NodeLoc{Name: n.Name, First: len(l.Cards), Len: len(cards), Switch: sw})
 		islands := map[string]int32{}
+		usable := 0
 		for _, cd := range cards {
 			isl := int32(len(l.Islands))
 			if cd.Island == "" {
@@ -127,10 +131,25 @@ func buildLayout(c *Cluster) *Layout {
 				Usable: !cd.Unhealthy && !n.Unschedulable,
 				Model:  cd.Model,
 			})
+			if l.Cards[len(l.Cards)-1].Usable {
+				usable++
+			}
 		}
+		l.UsableCards += usable
+		l.MaxNodeUsable = max(l.MaxNodeUsable, usable)
 	}
 	return l
 }
+
+// LargeAbove is the card count above which a job is large on this layout:
+// more than the usable cards of one node and more than 1/16 of all usable
+// cards. The what-if size classes split there, and huitian reserves for
+// the first large jobs waiting behind the head.
+func (l *Layout) LargeAbove() int { return LargeAbove(l.UsableCards, l.MaxNodeUsable) }
+
+// LargeAbove is Layout.LargeAbove for a cluster of usable cards whose
+// largest node has nodeCards usable cards.
+func LargeAbove(usable, nodeCards int) int { return max(nodeCards, usable/16, 1) }
 
 // leafSwitch picks the node's lowest switch: a switch domain the node names
 // that is not an ancestor of another switch the node names (the first in

@@ -31,24 +31,13 @@ type SizeClasses struct {
 // NewSizeClasses returns the classes of a cluster with usable cards whose
 // largest node has nodeCards usable cards.
 func NewSizeClasses(usable, nodeCards int) SizeClasses {
-	small := max(nodeCards, usable/16, 1)
+	small := model.LargeAbove(usable, nodeCards)
 	return SizeClasses{Max: [NumClasses - 1]int{1, small, max(usable/4, small)}}
 }
 
 // ClassesOf returns the size classes of a sealed cluster's layout.
 func ClassesOf(lay *model.Layout) SizeClasses {
-	usable, node := 0, 0
-	for _, n := range lay.Nodes {
-		k := 0
-		for c := n.First; c < n.First+n.Len; c++ {
-			if lay.Cards[c].Usable {
-				k++
-			}
-		}
-		usable += k
-		node = max(node, k)
-	}
-	return NewSizeClasses(usable, node)
+	return NewSizeClasses(lay.UsableCards, lay.MaxNodeUsable)
 }
 
 // Of returns the class of a job of cards cards.

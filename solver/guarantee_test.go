@@ -38,7 +38,7 @@ func TestEveryEASYStartIsKept(t *testing.T) {
 				return
 			}
 		}
-		easy, err := baseline.New(baseline.Params{Name: "easy", Depth: 1, Backfill: true}).Plan(context.Background(), s)
+		easy, err := baseline.New(h.easyParams(s)).Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +59,9 @@ func TestEveryEASYStartIsKept(t *testing.T) {
 
 // TestReservationsAreEASYs: when no running job could be made to yield
 // (none checkpointable, no window, no threshold passed), huitian reserves
-// what EASY reserves, on the same cards from the same start, whatever order
-// its own backfill takes.
+// what EASY reserves (with the large jobs' reservations, easyParams), on
+// the same cards from the same start, whatever order its own backfill
+// takes.
 func TestReservationsAreEASYs(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, h := randomWorld(t)
@@ -75,7 +76,7 @@ func TestReservationsAreEASYs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		easy, err := baseline.New(baseline.Params{Name: "easy", Depth: 1, Backfill: true}).Plan(context.Background(), s)
+		easy, err := baseline.New(h.easyParams(s)).Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,5 +334,51 @@ func TestHoldPreemptionWhenLostIsHigh(t *testing.T) {
 	}
 	if len(d.Reservations) != 1 || d.Reservations[0].Start.Sub(s.Now) != 9*time.Hour {
 		t.Fatalf("reservations %+v, want the head at bf's limit, 9 h from now", d.Reservations)
+	}
+}
+
+// TestLargeJobReserved: behind the head, the first large job waiting gets
+// its own reservation (Config.LargeDepth), so backfill leaves it its cards;
+// only the head's reservation is remembered as a promise (the preemption
+// threshold and the tuner's main wait count from it).
+func TestLargeJobReserved(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	r := modeltest.Job("r").Cards(16).Limit(100 * time.Minute).Build()
+	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(4, 8, 0),
+		Running: []model.Running{modeltest.Running(r, now.Add(-time.Minute), append(modeltest.Refs("n000", 0, 8), modeltest.Refs("n001", 0, 8)...)...)},
+		Queued: []model.Job{
+			modeltest.Job("head").Cards(24).Limit(1000 * time.Minute).Build(),
+			modeltest.Job("large").Cards(28).Limit(500 * time.Minute).SubmitAfter(time.Minute).Build(),
+			modeltest.Job("s8").Cards(8).Limit(10000 * time.Minute).SubmitAfter(2 * time.Minute).Build(),
+		}}
+	for _, depth := range []int{0, 1} {
+		cfg := DefaultConfig()
+		cfg.LargeDepth = depth
+		h := NewHuitianGreedy(cfg)
+		d, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reserved, started []string
+		for _, r := range d.Reservations {
+			reserved = append(reserved, r.JobID)
+		}
+		for _, st := range d.Starts {
+			started = append(started, st.JobID)
+		}
+		want, wantStarts := []string{"head"}, []string{"s8"}
+		if depth == 1 {
+			want, wantStarts = []string{"head", "large"}, nil
+		}
+		if !slices.Equal(reserved, want) || !slices.Equal(started, wantStarts) {
+			t.Fatalf("LargeDepth %d: reservations %v, starts %v; want %v, %v", depth, reserved, started, want, wantStarts)
+		}
+		h.Decided(s, d)
+		if _, ok := h.mem.firstReserved["large"]; ok {
+			t.Fatalf("LargeDepth %d: the large job's reservation is remembered as a head's promise", depth)
+		}
+		if got, ok := h.mem.firstReserved["head"]; !ok || !got.Equal(d.Reservations[0].Start) {
+			t.Fatalf("LargeDepth %d: the head's first reservation is %v (%v), want %v", depth, got, ok, d.Reservations[0].Start)
+		}
 	}
 }

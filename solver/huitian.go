@@ -65,6 +65,15 @@ type Config struct {
 	// above EASY, 12 h gave up most of the gain at its own size).
 	ExpansionOrder   bool
 	SaturatedBacklog time.Duration
+	// LargeDepth more reservations in EASY's guarantee go to the first
+	// waiting jobs, in queue order, of more than Layout.LargeAbove cards
+	// (default 1): EASY reserves for the head alone, so a large job behind
+	// it is starved by backfill, small jobs taking the cards it waits for
+	// one after another. With its own reservation it is backfilled around
+	// as the head is (measured on the suite's synthetic GPU workloads: the
+	// largest class waited ×0.917 of EASY's on average over 24 runs,
+	// against ×0.963 without). 0 is EASY's guarantee alone.
+	LargeDepth int
 }
 
 // DefaultConfig returns the documented defaults.
@@ -72,7 +81,7 @@ func DefaultConfig() Config {
 	return Config{
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
 		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour, ShortestFirst: true,
-		SuspendMaxProb: 0.5, ExpansionOrder: true, SaturatedBacklog: 24 * time.Hour,
+		SuspendMaxProb: 0.5, ExpansionOrder: true, SaturatedBacklog: 24 * time.Hour, LargeDepth: 1,
 	}
 }
 

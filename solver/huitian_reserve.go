@@ -31,11 +31,7 @@ import (
 // is the guarantee and the victims yield.
 func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, tell map[int]preempt.Release, err error) {
 	h, s := c.h, c.s
-	depth := s.Options.ReservationDepth
-	if depth <= 0 {
-		depth = h.cfg.Depth
-	}
-	h.core.P = baseline.Params{Name: "easy", Depth: depth, Backfill: true}
+	h.core.P = h.easyParams(s)
 	if h.cfg.ExpansionOrder && !c.saturated() {
 		h.core.P.BackfillKey = func(k int) float64 {
 			j, e := &s.Queued[k], c.queuedEst(k)
@@ -139,6 +135,17 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	return core, planned, nil, nil
 }
 
+// easyParams are the guarantee's: EASY at the snapshot's reservation depth
+// (the planner's when it sets none), and the large jobs' reservations.
+func (h *Huitian) easyParams(s *model.Snapshot) baseline.Params {
+	depth := s.Options.ReservationDepth
+	if depth <= 0 {
+		depth = h.cfg.Depth
+	}
+	return baseline.Params{Name: "easy", Depth: depth, Backfill: true,
+		LargeDepth: h.cfg.LargeDepth, LargeAbove: s.Cluster.Layout().LargeAbove()}
+}
+
 // saturated reports whether the queued work, by the time limits, would
 // keep every usable card busy for longer than SaturatedBacklog. Jobs larger
 // than the usable cards never run and do not count. It is computed once a
@@ -147,12 +154,7 @@ func (c *cycle) saturated() bool {
 	if c.sat != 0 {
 		return c.sat > 0
 	}
-	usable := 0
-	for _, cd := range c.lay.Cards {
-		if cd.Usable {
-			usable++
-		}
-	}
+	usable := c.lay.UsableCards
 	work := 0.0
 	for i := range c.s.Queued {
 		if j := &c.s.Queued[i]; j.Cards <= usable {

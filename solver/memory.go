@@ -14,7 +14,11 @@ import (
 type memory struct {
 	hist  *estimate.Window
 	tuner tune.State
-	// firstReserved: the reservation start a job got when first reserved.
+	// firstReserved: the reservation start a job got when it was first
+	// the head (a decision's first reservation). The reservations behind
+	// it (a deeper request, the large jobs') are not the head's promise:
+	// the preemption threshold and the tuner's main wait count from the
+	// head's.
 	firstReserved map[string]time.Time
 	// window: when the window ends of each running backfill job admitted
 	// on its predicted runtime into claimed cards (Start.WindowEnd).
@@ -78,7 +82,8 @@ func (h *Huitian) Observe(e model.Event) {
 // first starts, and the capacity used by backfill since the last cycle.
 func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 	m := &h.mem
-	for _, r := range d.Reservations {
+	if len(d.Reservations) > 0 {
+		r := d.Reservations[0]
 		if _, ok := m.firstReserved[r.JobID]; !ok {
 			m.firstReserved[r.JobID] = r.Start
 		}

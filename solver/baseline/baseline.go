@@ -28,6 +28,12 @@ type Params struct {
 	// increasing key of their index in the snapshot's queue, ties in queue
 	// order.
 	BackfillKey func(k int) float64
+	// LargeDepth more reservations go, once Depth is reached, to the first
+	// waiting jobs in queue order that take more than LargeAbove cards,
+	// before the backfill pass: EASY for the rest, conservative for the
+	// first large jobs, so that backfill does not starve a large job
+	// behind the head. 0 (the default) is plain EASY.
+	LargeAbove, LargeDepth int
 }
 
 // DefaultHybridDepth is the reservation depth of PolicyHybridDepth when the
@@ -129,7 +135,8 @@ func (pl *Planner) PlanBrief(ctx context.Context, s *model.Snapshot, prep Prepar
 // Main is PlanBrief cut after the main pass: the jobs in queue order up to
 // where the reservation depth is spent, started or reserved as Plan would
 // (Plan's decision begins with the same starts and the same
-// reservations), and nothing backfilled. It is for a caller that needs
+// reservations), and nothing backfilled, nor the large jobs' reservations
+// (Params.LargeDepth) that follow the main pass. It is for a caller that needs
 // only the head's start, such as a what-if of a preemption.
 func (pl *Planner) Main(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
 	d, _, err := pl.plan(ctx, s, prep, walkMain)
@@ -311,6 +318,8 @@ type walker struct {
 	cur      int   // the queued index of the job under consideration
 	mainOnly bool  // stop after the main pass (Planner.Main)
 	brief    bool  // no pending list (Planner.PlanBrief, Main)
+	// beyondDepth lets consider reserve past the depth (reserveLarge).
+	beyondDepth bool
 }
 
 // next says whether to consider one more job: not once the context is
@@ -362,6 +371,9 @@ func (w *walker) run(order []int) {
 		return
 	}
 	rest := order[i:]
+	if w.p.LargeDepth > 0 && w.waiting != "" && !w.stop() {
+		rest = w.reserveLarge(rest)
+	}
 	// 2. Backfill the rest, shortest limit first for SJBF.
 	switch {
 	case w.p.BackfillKey != nil:
@@ -411,6 +423,30 @@ func (w *walker) run(order []int) {
 		w.pendIdx[i] = pos[k]
 	}
 	w.d.Pending = ByPosition(w.d.Pending, w.pendIdx, len(order))
+}
+
+// reserveLarge considers the first LargeDepth jobs of rest (in queue
+// order) that take more than LargeAbove cards as the head was: each starts
+// if it fits now without delaying a reservation, else gets its own. It
+// returns rest without them.
+func (w *walker) reserveLarge(rest []int) []int {
+	q := w.s.Queued
+	out := make([]int, 0, len(rest))
+	n := 0
+	for _, k := range rest {
+		if j := &q[k]; n < w.p.LargeDepth && j.Cards > w.p.LargeAbove {
+			n++
+			w.cur = k
+			if w.next(j) {
+				w.beyondDepth = true
+				w.consider(j, true)
+				w.beyondDepth = false
+			}
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // ByPosition returns items ordered by their positions pos[i], each in
@@ -465,7 +501,7 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		w.start(j, cards, dur)
 		return
 	}
-	if mayReserve && (w.p.Depth < 0 || w.reserved < w.p.Depth) {
+	if mayReserve && (w.p.Depth < 0 || w.reserved < w.p.Depth || w.beyondDepth) {
 		// A job that opted out of backfill starts no earlier than the
 		// jobs ahead of it: its reservation follows theirs.
 		after := int64(1)

@@ -78,7 +78,7 @@ func TestPlanInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := randomSnapshot(t)
 		pol := rapid.SampledFrom(policies).Draw(t, "policy")
-		params, _ := ForPolicy(pol, 2)
+		params := drawLarge(t, pol)
 		d, err := New(params).Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
@@ -236,11 +236,23 @@ func TestPlanIsDeterministic(t *testing.T) {
 	})
 }
 
+// drawLarge returns the parameters of a baseline policy (depth 2 for
+// hybrid), with reservations for large jobs (LargeDepth) drawn for those
+// that backfill after a reservation.
+func drawLarge(t *rapid.T, pol model.Policy) Params {
+	params, _ := ForPolicy(pol, 2)
+	if params.Backfill && params.Depth > 0 && rapid.Bool().Draw(t, "large") {
+		params.LargeDepth = rapid.IntRange(1, 2).Draw(t, "largeDepth")
+		params.LargeAbove = rapid.IntRange(1, 8).Draw(t, "largeAbove")
+	}
+	return params
+}
+
 // drawPrepared draws a snapshot, a planner of a baseline policy and what
 // a caller prepares, the running jobs' cards resolved or not.
 func drawPrepared(t *rapid.T) (*model.Snapshot, *Planner, Prepared) {
 	s := randomSnapshot(t)
-	params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
+	params := drawLarge(t, rapid.SampledFrom(policies).Draw(t, "policy"))
 	prep := Prepared{Order: QueueOrder(s.Queued)}
 	if rapid.Bool().Draw(t, "resolved") {
 		var ids CardIDs
@@ -272,8 +284,15 @@ func TestMainIsPlansMainPass(t *testing.T) {
 		if diff := cmp.Diff(full.Starts[:len(m.Starts)], m.Starts, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("Main's starts are not Plan's first ones (-plan +main):\n%s", diff)
 		}
-		if diff := cmp.Diff(full.Reservations, m.Reservations, cmpopts.EquateEmpty()); diff != "" {
+		// The large jobs' reservations follow the main pass's.
+		if len(m.Reservations) > len(full.Reservations) {
+			t.Fatalf("Main reserved for %d jobs, Plan %d", len(m.Reservations), len(full.Reservations))
+		}
+		if diff := cmp.Diff(full.Reservations[:len(m.Reservations)], m.Reservations, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("reservations differ (-plan +main):\n%s", diff)
+		}
+		if extra := len(full.Reservations) - len(m.Reservations); extra > pl.P.LargeDepth {
+			t.Fatalf("Plan reserved for %d jobs beyond the main pass, want at most LargeDepth %d", extra, pl.P.LargeDepth)
 		}
 		for _, st := range full.Starts[len(m.Starts):] {
 			if st.Kind != model.Backfill {
@@ -333,4 +352,55 @@ func TestPlanBriefIsPlanWithoutPending(t *testing.T) {
 			t.Fatalf("PlanBrief differs from PlanPrepared (-full +brief):\n%s", diff)
 		}
 	})
+}
+
+// TestLargeJobKeepsItsCards: EASY reserves for the head alone, so a small
+// long job backfills onto cards a large job behind it will need and holds
+// it back long after the head ran; with LargeDepth the large job gets its
+// own reservation after the head's, and only what leaves it whole starts.
+func TestLargeJobKeepsItsCards(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(4, 8, 0)}
+	r := modeltest.Job("r").Cards(16).Limit(100 * time.Minute).Build()
+	s.Running = []model.Running{modeltest.Running(r, now, append(modeltest.Refs("n000", 0, 8), modeltest.Refs("n001", 0, 8)...)...)}
+	s.Queued = []model.Job{
+		modeltest.Job("head").Cards(24).Limit(1000 * time.Minute).SubmitAfter(1 * time.Minute).Build(),
+		modeltest.Job("large").Cards(28).Limit(500 * time.Minute).SubmitAfter(2 * time.Minute).Build(),
+		modeltest.Job("s8").Cards(8).Limit(10000 * time.Minute).SubmitAfter(3 * time.Minute).Build(),
+		modeltest.Job("s4").Cards(4).Limit(10000 * time.Minute).SubmitAfter(4 * time.Minute).Build(),
+	}
+	plan := func(p Params) (d *model.Decision, starts, reserved []string) {
+		t.Helper()
+		d, err := New(p).Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range d.Starts {
+			starts = append(starts, st.JobID)
+		}
+		for _, r := range d.Reservations {
+			reserved = append(reserved, r.JobID)
+		}
+		return d, starts, reserved
+	}
+	// EASY: the head holds 24 cards from when r ends; s8 takes the other
+	// 8, so the large job, once the head has run, finds 24 of its 28.
+	easy, _ := ForPolicy(model.PolicyEASY, 0)
+	if _, starts, reserved := plan(easy); !slices.Equal(starts, []string{"s8"}) || !slices.Equal(reserved, []string{"head"}) {
+		t.Fatalf("EASY: starts %v, reservations %v; want s8 started, head reserved", starts, reserved)
+	}
+	large := easy
+	large.LargeAbove, large.LargeDepth = 8, 1
+	d, starts, reserved := plan(large)
+	if !slices.Equal(starts, []string{"s4"}) || !slices.Equal(reserved, []string{"head", "large"}) {
+		t.Fatalf("LargeDepth 1: starts %v, reservations %v; want s4 alone started, head and large reserved", starts, reserved)
+	}
+	if got, want := d.Reservations[1].Start, now.Add(1100*time.Minute); !got.Equal(want) {
+		t.Fatalf("large reserved from %v, want %v (when the head ends)", got, want)
+	}
+	// Not large: EASY's decision.
+	large.LargeAbove = 28
+	if _, starts, reserved := plan(large); !slices.Equal(starts, []string{"s8"}) || !slices.Equal(reserved, []string{"head"}) {
+		t.Fatalf("LargeAbove 28: starts %v, reservations %v; want EASY's", starts, reserved)
+	}
 }

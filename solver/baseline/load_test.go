@@ -29,7 +29,7 @@ func TestKeptProfilePlansAsFromScratch(t *testing.T) {
 		if err := s.Cluster.Seal(); err != nil { // one layout for every cycle
 			t.Fatal(err)
 		}
-		params, _ := ForPolicy(rapid.SampledFrom(policies).Draw(t, "policy"), 2)
+		params := drawLarge(t, rapid.SampledFrom(policies).Draw(t, "policy"))
 		inc, scratch := New(params), New(params)
 		scratch.FromScratch = true
 		var ids CardIDs // a caller's, kept like the planner's
