@@ -430,28 +430,7 @@ func cancelled(ctx context.Context) error {
 // queueOrder: higher effective priority first (priority plus the bounded
 // compensation of requeued jobs), then earlier submit, then id.
 func (h *Huitian) queueOrder(q []model.Job) []int {
-	order := make([]int, len(q))
-	for i := range order {
-		order[i] = i
-	}
-	prio := make([]int, len(q))
-	for i := range q {
-		prio[i] = q[i].Priority + preempt.Compensation(h.cfg.Preempt, q[i].RequeueCount)
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		ja, jb := &q[a], &q[b]
-		if c := cmp.Compare(prio[b], prio[a]); c != 0 {
-			return c
-		}
-		if c := ja.Submit.Compare(jb.Submit); c != 0 {
-			return c
-		}
-		if c := model.CompareIDs(ja.ID, jb.ID); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	return order
+	return baseline.QueueOrderBy(q, func(j *model.Job) int { return preempt.Compensation(h.cfg.Preempt, j.RequeueCount) })
 }
 
 // load builds the predicted profile: each running job holds its cards

@@ -281,16 +281,24 @@ func Seconds(d time.Duration) int64 {
 
 // QueueOrder returns the indexes of the queued jobs in queue order: higher
 // priority first, then earlier submit, then id (natural order).
-func QueueOrder(q []model.Job) []int {
+func QueueOrder(q []model.Job) []int { return QueueOrderBy(q, nil) }
+
+// QueueOrderBy is QueueOrder with each job's priority raised by bonus
+// (none when nil): huitian raises a requeued job's by its compensation.
+func QueueOrderBy(q []model.Job, bonus func(*model.Job) int) []int {
 	order := make([]int, len(q))
-	for i := range order {
-		order[i] = i
+	prio := make([]int, len(q))
+	for i := range q {
+		order[i], prio[i] = i, q[i].Priority
+		if bonus != nil {
+			prio[i] += bonus(&q[i])
+		}
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		ja, jb := &q[a], &q[b]
-		if c := cmp.Compare(jb.Priority, ja.Priority); c != 0 {
+		if c := cmp.Compare(prio[b], prio[a]); c != 0 {
 			return c
 		}
+		ja, jb := &q[a], &q[b]
 		if c := ja.Submit.Compare(jb.Submit); c != 0 {
 			return c
 		}
