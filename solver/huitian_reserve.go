@@ -188,7 +188,7 @@ func (c *cycle) contracts() map[int]preempt.Release {
 			out = map[int]preempt.Release{}
 		}
 		out[i] = preempt.Release{OK: true, At: at, Action: model.PreemptRequeue, Notice: c.h.cfg.Preempt.Margin,
-			Lost: float64(len(r.Cards)) * at.Sub(r.Start).Seconds()}
+			Lost: preempt.Lost(r, model.PreemptRequeue, at)}
 	}
 	return out
 }

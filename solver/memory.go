@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"github.com/huitian/huitian/solver/preempt"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -130,13 +131,7 @@ func lostTo(s *model.Snapshot, d *model.Decision) float64 {
 		if !ok {
 			continue
 		}
-		r := &s.Running[i]
-		cards := float64(len(r.Cards))
-		if p.Action == model.PreemptSuspend {
-			lost += cards * 2 * r.Job.CheckpointCost.Seconds()
-		} else {
-			lost += cards * (s.Now.Sub(r.Start) + p.Notice).Seconds()
-		}
+		lost += preempt.Lost(&s.Running[i], p.Action, s.Now.Add(p.Notice))
 	}
 	return lost
 }

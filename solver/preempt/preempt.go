@@ -51,7 +51,18 @@ type Release struct {
 	At     time.Time // the earliest time the cards are free if the job is told now (or at protection end)
 	Action model.PreemptAction
 	Notice time.Duration
-	Lost   float64 // card-seconds of work lost
+	Lost   float64 // card-seconds of work lost (Lost)
+}
+
+// Lost is the card-seconds of work a preemption of r loses: a requeued job
+// its whole run until it stops (at stop), a suspended one its checkpoint,
+// written and read back when it resumes (as the simulator counts it).
+func Lost(r *model.Running, action model.PreemptAction, stop time.Time) float64 {
+	cards := float64(len(r.Cards))
+	if action == model.PreemptSuspend {
+		return cards * 2 * r.Job.CheckpointCost.Seconds()
+	}
+	return cards * stop.Sub(r.Start).Seconds()
 }
 
 // ReleaseOf applies the rules to one running job at now. thresholdPassed
@@ -65,16 +76,15 @@ func ReleaseOf(c Config, r *model.Running, now time.Time, thresholdPassed bool) 
 	if r.ProtectedUntil.After(now) {
 		from = r.ProtectedUntil
 	}
-	cards := float64(len(r.Cards))
 	if r.Job.Checkpointable {
 		n := r.Job.CheckpointCost + c.Margin
-		return Release{OK: true, At: from.Add(n), Action: model.PreemptSuspend, Notice: n, Lost: cards * r.Job.CheckpointCost.Seconds()}
+		return Release{OK: true, At: from.Add(n), Action: model.PreemptSuspend, Notice: n, Lost: Lost(r, model.PreemptSuspend, from)}
 	}
 	if !thresholdPassed {
 		return Release{}
 	}
-	return Release{OK: true, At: from.Add(c.Margin), Action: model.PreemptRequeue, Notice: c.Margin,
-		Lost: cards * from.Sub(r.Start).Seconds()}
+	stop := from.Add(c.Margin)
+	return Release{OK: true, At: stop, Action: model.PreemptRequeue, Notice: c.Margin, Lost: Lost(r, model.PreemptRequeue, stop)}
 }
 
 // Candidate is a running job a reservation might take cards from.

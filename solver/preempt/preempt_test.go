@@ -22,15 +22,17 @@ func TestReleaseRules(t *testing.T) {
 	}{
 		{"a regular job is never released", model.Running{Job: ckpt, Kind: model.Regular, Start: modeltest.Epoch}, true, Release{}},
 		{"a backfill job that cannot checkpoint waits for the threshold", model.Running{Job: job, Kind: model.Backfill, Start: modeltest.Epoch}, false, Release{}},
+		// Lost: 2 cards × its run until it stops, an hour and the minute's notice.
 		{"after the threshold it is requeued with a short notice",
 			model.Running{Job: job, Kind: model.Backfill, Start: modeltest.Epoch, Cards: modeltest.Refs("n", 0, 2)}, true,
-			Release{OK: true, At: now.Add(time.Minute), Action: model.PreemptRequeue, Notice: time.Minute, Lost: 2 * 3600}},
+			Release{OK: true, At: now.Add(time.Minute), Action: model.PreemptRequeue, Notice: time.Minute, Lost: 2 * 3660}},
+		// Lost: 1 card × the 2-minute checkpoint, written and read back.
 		{"a checkpointable job is suspended with checkpoint cost plus margin",
 			model.Running{Job: ckpt, Kind: model.Backfill, Start: modeltest.Epoch, Cards: modeltest.Refs("n", 0, 1)}, false,
-			Release{OK: true, At: now.Add(3 * time.Minute), Action: model.PreemptSuspend, Notice: 3 * time.Minute, Lost: 120}},
+			Release{OK: true, At: now.Add(3 * time.Minute), Action: model.PreemptSuspend, Notice: 3 * time.Minute, Lost: 240}},
 		{"a protected job is released only after its protection",
 			model.Running{Job: ckpt, Kind: model.Backfill, Start: modeltest.Epoch, Cards: modeltest.Refs("n", 0, 1), ProtectedUntil: now.Add(10 * time.Minute)}, false,
-			Release{OK: true, At: now.Add(13 * time.Minute), Action: model.PreemptSuspend, Notice: 3 * time.Minute, Lost: 120}},
+			Release{OK: true, At: now.Add(13 * time.Minute), Action: model.PreemptSuspend, Notice: 3 * time.Minute, Lost: 240}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
