@@ -337,24 +337,41 @@ func TestHoldPreemptionWhenLostIsHigh(t *testing.T) {
 	}
 }
 
-// TestLargeJobReserved: behind the head, the first large job waiting gets
-// its own reservation (Config.LargeDepth), so backfill leaves it its cards;
-// only the head's reservation is remembered as a promise (the preemption
-// threshold and the tuner's main wait count from it).
+// TestLargeJobReserved: behind the head, the first large gang waiting
+// (whole nodes, more than Layout.LargeAbove cards) gets its own reservation
+// (Config.LargeDepth), so backfill leaves it its nodes; a large job that
+// takes any cards does not. Only the head's reservation is remembered as a
+// promise (the preemption threshold and the tuner's main wait count from
+// it).
 func TestLargeJobReserved(t *testing.T) {
 	now := modeltest.Epoch.Add(time.Hour)
 	r := modeltest.Job("r").Cards(16).Limit(100 * time.Minute).Build()
-	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(4, 8, 0),
-		Running: []model.Running{modeltest.Running(r, now.Add(-time.Minute), append(modeltest.Refs("n000", 0, 8), modeltest.Refs("n001", 0, 8)...)...)},
-		Queued: []model.Job{
-			modeltest.Job("head").Cards(24).Limit(1000 * time.Minute).Build(),
-			modeltest.Job("large").Cards(28).Limit(500 * time.Minute).SubmitAfter(time.Minute).Build(),
-			modeltest.Job("s8").Cards(8).Limit(10000 * time.Minute).SubmitAfter(2 * time.Minute).Build(),
-		}}
-	for _, depth := range []int{0, 1} {
+	world := func(gang bool) *model.Snapshot {
+		large := modeltest.Job("large").Cards(32).Limit(500 * time.Minute).SubmitAfter(time.Minute)
+		if gang {
+			large.PerNode(8)
+		}
+		return &model.Snapshot{Now: now, Cluster: modeltest.Uniform(4, 8, 0),
+			Running: []model.Running{modeltest.Running(r, now.Add(-time.Minute), append(modeltest.Refs("n000", 0, 8), modeltest.Refs("n001", 0, 8)...)...)},
+			Queued: []model.Job{
+				modeltest.Job("head").Cards(24).PerNode(8).Limit(1000 * time.Minute).Build(),
+				large.Build(),
+				modeltest.Job("s8").Cards(8).Limit(10000 * time.Minute).SubmitAfter(2 * time.Minute).Build(),
+			}}
+	}
+	for _, tc := range []struct {
+		depth        int
+		gang         bool
+		want, starts []string
+	}{
+		{0, true, []string{"head"}, []string{"s8"}},
+		{1, true, []string{"head", "large"}, nil},
+		{1, false, []string{"head"}, []string{"s8"}},
+	} {
 		cfg := DefaultConfig()
-		cfg.LargeDepth = depth
+		cfg.LargeDepth = tc.depth
 		h := NewHuitianGreedy(cfg)
+		s := world(tc.gang)
 		d, err := h.Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
@@ -366,19 +383,15 @@ func TestLargeJobReserved(t *testing.T) {
 		for _, st := range d.Starts {
 			started = append(started, st.JobID)
 		}
-		want, wantStarts := []string{"head"}, []string{"s8"}
-		if depth == 1 {
-			want, wantStarts = []string{"head", "large"}, nil
-		}
-		if !slices.Equal(reserved, want) || !slices.Equal(started, wantStarts) {
-			t.Fatalf("LargeDepth %d: reservations %v, starts %v; want %v, %v", depth, reserved, started, want, wantStarts)
+		if !slices.Equal(reserved, tc.want) || !slices.Equal(started, tc.starts) {
+			t.Fatalf("LargeDepth %d, gang %v: reservations %v, starts %v; want %v, %v", tc.depth, tc.gang, reserved, started, tc.want, tc.starts)
 		}
 		h.Decided(s, d)
 		if _, ok := h.mem.firstReserved["large"]; ok {
-			t.Fatalf("LargeDepth %d: the large job's reservation is remembered as a head's promise", depth)
+			t.Fatalf("LargeDepth %d: the large job's reservation is remembered as a head's promise", tc.depth)
 		}
 		if got, ok := h.mem.firstReserved["head"]; !ok || !got.Equal(d.Reservations[0].Start) {
-			t.Fatalf("LargeDepth %d: the head's first reservation is %v (%v), want %v", depth, got, ok, d.Reservations[0].Start)
+			t.Fatalf("LargeDepth %d: the head's first reservation is %v (%v), want %v", tc.depth, got, ok, d.Reservations[0].Start)
 		}
 	}
 }

@@ -66,11 +66,11 @@ type Config struct {
 	ExpansionOrder   bool
 	SaturatedBacklog time.Duration
 	// LargeDepth more reservations in EASY's guarantee go to the first
-	// waiting jobs, in queue order, of more than Layout.LargeAbove cards
-	// (default 1): EASY reserves for the head alone, so a large job behind
-	// it is starved by backfill, small jobs taking the cards it waits for
-	// one after another. With its own reservation it is backfilled around
-	// as the head is (measured on the suite's synthetic GPU workloads: the
+	// large gangs waiting behind the head, in queue order (default 1; see
+	// largeGang): EASY reserves for the head alone, and cards that backfill
+	// frees here and there never add up to the whole nodes a large gang
+	// needs, so it starves. With its own reservation it is backfilled
+	// around as the head is (the suite's synthetic GPU workloads: the
 	// largest class waited ×0.917 of EASY's on average over 24 runs,
 	// against ×0.963 without). 0 is EASY's guarantee alone.
 	LargeDepth int

@@ -29,11 +29,12 @@ type Params struct {
 	// order.
 	BackfillKey func(k int) float64
 	// LargeDepth more reservations go, once Depth is reached, to the first
-	// waiting jobs in queue order that take more than LargeAbove cards,
-	// before the backfill pass: EASY for the rest, conservative for the
-	// first large jobs, so that backfill does not starve a large job
-	// behind the head. 0 (the default) is plain EASY.
-	LargeAbove, LargeDepth int
+	// waiting jobs in queue order that Large accepts, before the backfill
+	// pass: EASY for the rest, conservative for the first large jobs, so
+	// that backfill does not starve a large job behind the head. 0 (the
+	// default) is plain EASY.
+	LargeDepth int
+	Large      func(j *model.Job) bool
 }
 
 // DefaultHybridDepth is the reservation depth of PolicyHybridDepth when the
@@ -379,7 +380,7 @@ func (w *walker) run(order []int) {
 		return
 	}
 	rest := order[i:]
-	if w.p.LargeDepth > 0 && w.waiting != "" && !w.stop() {
+	if w.p.LargeDepth > 0 && w.p.Large != nil && w.waiting != "" && !w.stop() {
 		rest = w.reserveLarge(rest)
 	}
 	// 2. Backfill the rest, shortest limit first for SJBF.
@@ -434,7 +435,7 @@ func (w *walker) run(order []int) {
 }
 
 // reserveLarge considers the first LargeDepth jobs of rest (in queue
-// order) that take more than LargeAbove cards as the head was: each starts
+// order) that Params.Large accepts as the head was: each starts
 // if it fits now without delaying a reservation, else gets its own. It
 // returns rest without them.
 func (w *walker) reserveLarge(rest []int) []int {
@@ -442,7 +443,7 @@ func (w *walker) reserveLarge(rest []int) []int {
 	out := make([]int, 0, len(rest))
 	n := 0
 	for _, k := range rest {
-		if j := &q[k]; n < w.p.LargeDepth && j.Cards > w.p.LargeAbove {
+		if j := &q[k]; n < w.p.LargeDepth && w.p.Large(j) {
 			n++
 			w.cur = k
 			if w.next(j) {

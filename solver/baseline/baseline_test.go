@@ -243,7 +243,8 @@ func drawLarge(t *rapid.T, pol model.Policy) Params {
 	params, _ := ForPolicy(pol, 2)
 	if params.Backfill && params.Depth > 0 && rapid.Bool().Draw(t, "large") {
 		params.LargeDepth = rapid.IntRange(1, 2).Draw(t, "largeDepth")
-		params.LargeAbove = rapid.IntRange(1, 8).Draw(t, "largeAbove")
+		above := rapid.IntRange(1, 8).Draw(t, "largeAbove")
+		params.Large = func(j *model.Job) bool { return j.Cards > above }
 	}
 	return params
 }
@@ -390,7 +391,8 @@ func TestLargeJobKeepsItsCards(t *testing.T) {
 		t.Fatalf("EASY: starts %v, reservations %v; want s8 started, head reserved", starts, reserved)
 	}
 	large := easy
-	large.LargeAbove, large.LargeDepth = 8, 1
+	above := 8
+	large.LargeDepth, large.Large = 1, func(j *model.Job) bool { return j.Cards > above }
 	d, starts, reserved := plan(large)
 	if !slices.Equal(starts, []string{"s4"}) || !slices.Equal(reserved, []string{"head", "large"}) {
 		t.Fatalf("LargeDepth 1: starts %v, reservations %v; want s4 alone started, head and large reserved", starts, reserved)
@@ -399,7 +401,7 @@ func TestLargeJobKeepsItsCards(t *testing.T) {
 		t.Fatalf("large reserved from %v, want %v (when the head ends)", got, want)
 	}
 	// Not large: EASY's decision.
-	large.LargeAbove = 28
+	above = 28
 	if _, starts, reserved := plan(large); !slices.Equal(starts, []string{"s8"}) || !slices.Equal(reserved, []string{"head"}) {
 		t.Fatalf("LargeAbove 28: starts %v, reservations %v; want EASY's", starts, reserved)
 	}
