@@ -144,7 +144,7 @@ func buildLayout(c *Cluster) *Layout {
 // LargeAbove is the card count above which a job is large on this layout:
 // more than the usable cards of one node and more than 1/16 of all usable
 // cards. The what-if size classes split there, and huitian reserves for
-// the first large jobs waiting behind the head.
+// the first large gang waiting behind the head.
 func (l *Layout) LargeAbove() int { return LargeAbove(l.UsableCards, l.MaxNodeUsable) }
 
 // LargeAbove is Layout.LargeAbove for a cluster of usable cards whose
