@@ -1,11 +1,11 @@
 package solver
 
 import (
-	"github.com/huitian/huitian/solver/preempt"
 	"time"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/estimate"
+	"github.com/huitian/huitian/solver/preempt"
 	"github.com/huitian/huitian/solver/tune"
 )
 
@@ -79,8 +79,9 @@ func (h *Huitian) Observe(e model.Event) {
 	}
 }
 
-// Decided records a decision after the owner acted on it: reservations'
-// first starts, and the capacity used by backfill since the last cycle.
+// Decided records a decision after the owner acted on it: the head's
+// first reserved start (the decision's first reservation), and the
+// capacity used by backfill since the last cycle.
 func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 	m := &h.mem
 	if len(d.Reservations) > 0 {
