@@ -81,7 +81,11 @@ func (l *Layout) Refs(ids []int) []CardRef {
 }
 
 func buildLayout(c *Cluster) *Layout {
-	l := &Layout{byRef: make(map[CardRef]int)}
+	n := 0
+	for i := range c.Nodes {
+		n += len(c.Nodes[i].Cards)
+	}
+	l := &Layout{byRef: make(map[CardRef]int, n), Cards: make([]CardLoc, 0, n), Nodes: make([]NodeLoc, 0, len(c.Nodes))}
 	kind := make(map[string]DomainKind, len(c.Domains))
 	parentOf := make(map[string]string, len(c.Domains))
 	for _, d := range c.Domains {
@@ -108,19 +112,39 @@ func buildLayout(c *Cluster) *Layout {
 		if leaf[ni] != "" {
 			sw = switchIdx[leaf[ni]]
 		}
-		cards := slices.Clone(n.Cards)
-		slices.SortFunc(cards, func(a, b Card) int { return cmp.Compare(a.Index, b.Index) })
+		byIndex := func(a, b Card) int { return cmp.Compare(a.Index, b.Index) }
+		cards := n.Cards
+		if !slices.IsSortedFunc(cards, byIndex) {
+			cards = slices.Clone(cards)
+			slices.SortFunc(cards, byIndex)
+		}
 		l.Nodes = append(l.Nodes, NodeLoc{Name: n.Name, First: len(l.Cards), Len: len(cards), Switch: sw})
-		islands := map[string]int32{}
+		// This node's islands, by name: a scan of the few a small node
+		// has (a map per node was most of sealing 93,312 one-card nodes).
+		firstIsland := len(l.Islands)
+		var named map[string]int32
+		if len(cards) > 16 {
+			named = map[string]int32{}
+		}
+		islandOf := func(name string) (int32, bool) {
+			if named != nil {
+				k, ok := named[name]
+				return k, ok
+			}
+			k := slices.IndexFunc(l.Islands[firstIsland:], func(x IslandLoc) bool { return x.Name == name })
+			return int32(firstIsland + k), k >= 0
+		}
 		usable := 0
 		for _, cd := range cards {
 			isl := int32(len(l.Islands))
 			if cd.Island == "" {
 				l.Islands = append(l.Islands, IslandLoc{Node: int32(ni)})
-			} else if got, ok := islands[cd.Island]; ok {
+			} else if got, ok := islandOf(cd.Island); ok {
 				isl = got
 			} else {
-				islands[cd.Island] = isl
+				if named != nil {
+					named[cd.Island] = isl
+				}
 				l.Islands = append(l.Islands, IslandLoc{Node: int32(ni), Name: cd.Island})
 			}
 			l.byRef[CardRef{Node: n.Name, Index: cd.Index}] = len(l.Cards)
