@@ -74,7 +74,7 @@ func addSuiteFlags(fl interface {
 }, s *suiteFlags) {
 	fl.BoolVar(&s.on, "suite", false, "run the robustness suite instead of one trace: every SWF trace in --traces, the Philly VC trace and synthetic workloads, at several loads, with pass/fail against the targets")
 	fl.StringVar(&s.traces, "traces", suiteDefaultTraces, "--suite: the traces folder; a relative path is taken from the current directory, else from the repository root above it")
-	fl.StringVar(&s.only, "suite-traces", "", "--suite: comma-separated workloads to run, each a substring of a trace's path, \"philly\" or \"synth\" (default: all)")
+	fl.StringVar(&s.only, "suite-traces", "", "--suite: comma-separated workloads to run, each a substring of a trace's path, \"philly\" or \"synth\" (the synthetic workloads only) (default: all)")
 	fl.StringVar(&s.loads, "suite-loads", "0.7,0.9,1.2", "--suite: offered loads: traces run on a cluster sized to this share of their offered work, synth at load=")
 	fl.StringVar(&s.seeds, "suite-seeds", "1-8", "--suite: synthetic seeds, as a list (1,2,5) or a range (1-8)")
 	fl.IntVar(&s.jobs, "suite-jobs", 0, "--suite: replay at most this many jobs of each trace (its first ones); 0: all")
@@ -424,6 +424,22 @@ func (s *suiteFlags) selected(name string) bool {
 	return false
 }
 
+// selectedTrace says whether --suite-traces selects the trace at rel: an
+// item that is a substring of its path, other than the keyword "synth",
+// which selects the synthetic workloads only (it used to select the
+// Lublin-synthetic SWF traces as well).
+func (s *suiteFlags) selectedTrace(rel string) bool {
+	if strings.TrimSpace(s.only) == "" {
+		return true
+	}
+	for item := range strings.SplitSeq(s.only, ",") {
+		if item = strings.TrimSpace(item); item != "" && item != "synth" && strings.Contains(rel, item) {
+			return true
+		}
+	}
+	return false
+}
+
 // suiteWorkloads reads the selected traces and makes the synthetic
 // workloads, each at every load.
 func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, log io.Writer) ([]suiteWorkload, error) {
@@ -439,7 +455,7 @@ func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, 
 	}
 	files = append(files, file{suitePhilly, "philly"})
 	for _, fl := range files {
-		if !s.selected(fl.rel) && !(fl.format == "philly" && s.selected("philly")) {
+		if !s.selectedTrace(fl.rel) && !(fl.format == "philly" && s.selected("philly")) {
 			continue
 		}
 		t0 := time.Now()

@@ -236,3 +236,29 @@ type plannerFunc func(context.Context, *model.Snapshot) (*model.Decision, error)
 func (f plannerFunc) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	return f(ctx, s)
 }
+
+// TestSuiteSelection: "synth" selects the synthetic workloads and not the
+// Lublin-synthetic traces, whose path contains it; any other item selects
+// the traces whose path contains it.
+func TestSuiteSelection(t *testing.T) {
+	const lublin = "swf-Lublin-synthetic-rlscheduler/lublin_256.swf.gz"
+	for _, tc := range []struct {
+		only          string
+		trace, synthW bool
+	}{
+		{"", true, true},
+		{"synth", false, true},
+		{"lublin", true, false},
+		{"synthetic", true, false},
+		{"hpc2n, synth", false, true},
+		{"synth,lublin_256", true, true},
+	} {
+		s := &suiteFlags{only: tc.only}
+		if got := s.selectedTrace(lublin); got != tc.trace {
+			t.Errorf("--suite-traces %q: Lublin-256 selected %v, want %v", tc.only, got, tc.trace)
+		}
+		if got := s.selected("synth"); got != tc.synthW {
+			t.Errorf("--suite-traces %q: synthetic workloads selected %v, want %v", tc.only, got, tc.synthW)
+		}
+	}
+}
