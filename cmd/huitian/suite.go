@@ -412,28 +412,22 @@ func swfTraces(dir string) ([]string, error) {
 }
 
 // selected reports whether --suite-traces selects a workload.
-func (s *suiteFlags) selected(name string) bool {
-	if strings.TrimSpace(s.only) == "" {
-		return true
-	}
-	for item := range strings.SplitSeq(s.only, ",") {
-		if item = strings.TrimSpace(item); item != "" && strings.Contains(name, item) {
-			return true
-		}
-	}
-	return false
-}
+func (s *suiteFlags) selected(name string) bool { return s.matches(name, "") }
 
 // selectedTrace says whether --suite-traces selects the trace at rel: an
 // item that is a substring of its path, other than the keyword "synth",
 // which selects the synthetic workloads only (it used to select the
 // Lublin-synthetic SWF traces as well).
-func (s *suiteFlags) selectedTrace(rel string) bool {
+func (s *suiteFlags) selectedTrace(rel string) bool { return s.matches(rel, "synth") }
+
+// matches says whether --suite-traces is empty or has an item, other than
+// skip, that is a substring of name.
+func (s *suiteFlags) matches(name, skip string) bool {
 	if strings.TrimSpace(s.only) == "" {
 		return true
 	}
 	for item := range strings.SplitSeq(s.only, ",") {
-		if item = strings.TrimSpace(item); item != "" && item != "synth" && strings.Contains(rel, item) {
+		if item = strings.TrimSpace(item); item != "" && item != skip && strings.Contains(name, item) {
 			return true
 		}
 	}

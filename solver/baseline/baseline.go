@@ -435,25 +435,39 @@ func (w *walker) run(order []int) {
 }
 
 // reserveLarge considers the first LargeDepth jobs of rest (in queue
-// order) that Params.Large accepts as the head was: each starts
-// if it fits now without delaying a reservation, else gets its own. It
-// returns rest without them.
+// order) that Params.Large accepts as the head was: each starts if it fits
+// now without delaying a reservation, else gets its own. It returns rest
+// without them (rest itself when there is none: most cycles, with no copy
+// of a deep queue).
 func (w *walker) reserveLarge(rest []int) []int {
 	q := w.s.Queued
-	out := make([]int, 0, len(rest))
+	var out []int // rest without the large jobs, from the first one on
 	n := 0
-	for _, k := range rest {
-		if j := &q[k]; n < w.p.LargeDepth && w.p.Large(j) {
-			n++
-			w.cur = k
-			if w.next(j) {
-				w.beyondDepth = true
-				w.consider(j, true)
-				w.beyondDepth = false
+	for i, k := range rest {
+		if n == w.p.LargeDepth {
+			out = append(out, rest[i:]...)
+			break
+		}
+		j := &q[k]
+		if !w.p.Large(j) {
+			if out != nil {
+				out = append(out, k)
 			}
 			continue
 		}
-		out = append(out, k)
+		if out == nil {
+			out = append(make([]int, 0, len(rest)-1), rest[:i]...)
+		}
+		n++
+		w.cur = k
+		if w.next(j) {
+			w.beyondDepth = true
+			w.consider(j, true)
+			w.beyondDepth = false
+		}
+	}
+	if n == 0 {
+		return rest
 	}
 	return out
 }
