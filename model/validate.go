@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -221,45 +222,45 @@ func domainDepths(ds []Domain, index map[string]int) (depth []int, cycle []bool)
 	return depth, cycle
 }
 
-func (j *Job) validate(v *problems, path string) {
+func (j *Job) validate(v *problems, at func() string) {
 	if j.ID == "" {
-		v.add(path+".id", "must not be empty")
+		v.add(at()+".id", "must not be empty")
 	}
 	if j.Cards < 1 {
-		v.add(path+".cards", "must be ≥ 1, got %d", j.Cards)
+		v.add(at()+".cards", "must be ≥ 1, got %d", j.Cards)
 	}
 	switch {
 	case j.CardsPerNode < 0:
-		v.add(path+".cards_per_node", "must be ≥ 0, got %d", j.CardsPerNode)
+		v.add(at()+".cards_per_node", "must be ≥ 0, got %d", j.CardsPerNode)
 	case j.CardsPerNode > 0 && j.Cards > 0 && j.Cards%j.CardsPerNode != 0:
-		v.add(path+".cards_per_node", "%d does not divide cards %d", j.CardsPerNode, j.Cards)
+		v.add(at()+".cards_per_node", "%d does not divide cards %d", j.CardsPerNode, j.Cards)
 	case j.CardsPerNode > 0 && j.CardsPerNode != j.Cards &&
 		(j.Topology == TopologySameNode || j.Topology == TopologySameIsland):
-		v.add(path+".cards_per_node", "%d contradicts topology %s, which puts all %d cards on one node", j.CardsPerNode, j.Topology, j.Cards)
+		v.add(at()+".cards_per_node", "%d contradicts topology %s, which puts all %d cards on one node", j.CardsPerNode, j.Topology, j.Cards)
 	}
 	if j.Topology > TopologySameSwitch {
-		v.add(path+".topology", "unknown topology %d", j.Topology)
+		v.add(at()+".topology", "unknown topology %d", j.Topology)
 	}
 	if j.Comm > CommHigh {
-		v.add(path+".comm", "unknown communication intensity %d", j.Comm)
+		v.add(at()+".comm", "unknown communication intensity %d", j.Comm)
 	}
 	if j.Backfill > BackfillLowRiskOnly {
-		v.add(path+".backfill", "unknown backfill preference %d", j.Backfill)
+		v.add(at()+".backfill", "unknown backfill preference %d", j.Backfill)
 	}
 	if j.TimeLimit <= 0 {
-		v.add(path+".time_limit", "must be > 0, got %v", j.TimeLimit)
+		v.add(at()+".time_limit", "must be > 0, got %v", j.TimeLimit)
 	}
 	if j.CheckpointCost < 0 {
-		v.add(path+".checkpoint_cost", "must be ≥ 0, got %v", j.CheckpointCost)
+		v.add(at()+".checkpoint_cost", "must be ≥ 0, got %v", j.CheckpointCost)
 	}
 	if !(j.MaxPreemptProb >= 0 && j.MaxPreemptProb <= 1) {
-		v.add(path+".max_preemption_probability", "must be in [0, 1], got %v", j.MaxPreemptProb)
+		v.add(at()+".max_preemption_probability", "must be in [0, 1], got %v", j.MaxPreemptProb)
 	}
 	if j.RequeueCount < 0 {
-		v.add(path+".requeue_count", "must be ≥ 0, got %d", j.RequeueCount)
+		v.add(at()+".requeue_count", "must be ≥ 0, got %d", j.RequeueCount)
 	}
 	if j.Submit.IsZero() {
-		v.add(path+".submit_time", "must be set")
+		v.add(at()+".submit_time", "must be set")
 	}
 }
 
@@ -296,58 +297,80 @@ func (s *Snapshot) Validate() error {
 		v.add("options.overrun_grace", "must be ≥ 0, got %v", o.OverrunGrace)
 	}
 
-	ids := make(map[string]string, len(s.Running)+len(s.Queued))
-	held := map[CardRef]int{}
+	// Field paths are built only for a problem, and a card is found by its
+	// number in the layout: a valid request of 65,536 cards and 20,000
+	// jobs used to cost a formatted path and a map entry per card.
+	ids := make(map[string]int, len(s.Running)+len(s.Queued)) // running i, queued -1-i
+	idPath := func(k int) string {
+		if k >= 0 {
+			return "running[" + strconv.Itoa(k) + "]"
+		}
+		return "queued[" + strconv.Itoa(-1-k) + "]"
+	}
+	var heldBy []int32 // by card number: the running job holding it, plus one
+	var heldRef map[CardRef]int
+	if len(cv) == 0 {
+		heldBy = make([]int32, len(s.Cluster.lay.Cards))
+	} else {
+		heldRef = map[CardRef]int{}
+	}
 	for i, r := range s.Running {
-		p := fmt.Sprintf("running[%d]", i)
-		r.Job.validate(&v, p+".spec")
+		p := func() string { return idPath(i) }
+		r.Job.validate(&v, func() string { return p() + ".spec" })
 		if r.Job.ID != "" {
 			if other, dup := ids[r.Job.ID]; dup {
-				v.add(p+".spec.id", "duplicate of %s", other)
+				v.add(p()+".spec.id", "duplicate of %s", idPath(other))
 			} else {
-				ids[r.Job.ID] = p
+				ids[r.Job.ID] = i
 			}
 		}
 		if len(r.Cards) == 0 {
-			v.add(p+".cards", "a running job holds at least one card")
+			v.add(p()+".cards", "a running job holds at least one card")
 		} else if r.Job.Cards >= 1 && len(r.Cards) != r.Job.Cards {
-			v.add(p+".cards", "holds %d cards for a job of %d", len(r.Cards), r.Job.Cards)
+			v.add(p()+".cards", "holds %d cards for a job of %d", len(r.Cards), r.Job.Cards)
 		}
 		for j, ref := range r.Cards {
-			cp := fmt.Sprintf("%s.cards[%d]", p, j)
-			if len(cv) == 0 {
-				if _, ok := s.Cluster.lay.CardID(ref); !ok {
-					v.add(cp, "card %s does not exist", ref)
+			cp := func() string { return p() + ".cards[" + strconv.Itoa(j) + "]" }
+			if heldBy != nil {
+				c, ok := s.Cluster.lay.CardID(ref)
+				if !ok {
+					v.add(cp(), "card %s does not exist", ref)
 					continue
 				}
+				if k := heldBy[c]; k > 0 {
+					v.add(cp(), "card %s already held by running[%d]", ref, k-1)
+				} else {
+					heldBy[c] = int32(i + 1)
+				}
+				continue
 			}
-			if k, dup := held[ref]; dup {
-				v.add(cp, "card %s already held by running[%d]", ref, k)
+			if k, dup := heldRef[ref]; dup {
+				v.add(cp(), "card %s already held by running[%d]", ref, k)
 			} else {
-				held[ref] = i
+				heldRef[ref] = i
 			}
 		}
 		if r.Start.IsZero() {
-			v.add(p+".start_time", "must be set")
+			v.add(p()+".start_time", "must be set")
 		} else if !s.Now.IsZero() && r.Start.After(s.Now) {
-			v.add(p+".start_time", "%s is after now %s", r.Start.Format("2006-01-02T15:04:05Z07:00"), s.Now.Format("2006-01-02T15:04:05Z07:00"))
+			v.add(p()+".start_time", "%s is after now %s", r.Start.Format("2006-01-02T15:04:05Z07:00"), s.Now.Format("2006-01-02T15:04:05Z07:00"))
 		}
 		if !(r.Progress >= 0 && r.Progress <= 1) || math.IsNaN(r.Progress) {
-			v.add(p+".progress", "must be in [0, 1], got %v", r.Progress)
+			v.add(p()+".progress", "must be in [0, 1], got %v", r.Progress)
 		}
 		if r.Kind > Backfill {
-			v.add(p+".kind", "unknown allocation kind %d", r.Kind)
+			v.add(p()+".kind", "unknown allocation kind %d", r.Kind)
 		}
 	}
 	for i := range s.Queued {
 		j := &s.Queued[i]
-		p := fmt.Sprintf("queued[%d]", i)
+		p := func() string { return idPath(-1 - i) }
 		j.validate(&v, p)
 		if j.ID != "" {
 			if other, dup := ids[j.ID]; dup {
-				v.add(p+".id", "duplicate of %s", other)
+				v.add(p()+".id", "duplicate of %s", idPath(other))
 			} else {
-				ids[j.ID] = p
+				ids[j.ID] = -1 - i
 			}
 		}
 	}
