@@ -155,6 +155,14 @@ type Decision struct {
 	Preemptions  []Preemption
 	Pending      []Pending
 	Stats        Stats
+	// ReplanBy is when the planner must plan again even if nothing else
+	// happens by then: a backfill job's window or protection ends, a
+	// reservation comes within a job's notice, or the reserved head passes
+	// the requeue threshold, and a cycle then may preempt for it. Zero
+	// when only a change (an arrival, a completion) calls for a new plan.
+	// A resource manager that plans on a timer meets it within its
+	// interval; an event-driven one (the what-if simulator) plans then.
+	ReplanBy time.Time
 	// Fragments is the idle-capacity inventory of the cycle, before backfill
 	// (empty for planners that do not classify).
 	Fragments []FragmentSummary

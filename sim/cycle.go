@@ -56,6 +56,7 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 		e.start(&d.Starts[i], cards[i], t)
 	}
 	e.head(d)
+	e.wakeAt(d.ReplanBy, t)
 	// 4. Tell a Learner, then change the slices it saw.
 	if e.learner != nil {
 		e.learner.Decided(&e.snap, d)
@@ -67,6 +68,23 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	released = len(e.lists.released) > 0
 	e.compact()
 	return released, nil
+}
+
+// wakeAt makes a planning cycle happen at the decision's ReplanBy (whole
+// seconds, rounded up) when nothing else would by then: an event-driven
+// resource manager plans again when its planner asks. Timer-driven cycles
+// (CyclesInterval) plan on their ticks only, as such a resource manager
+// does. One wake is pending at a time, the earliest asked for.
+func (e *engine) wakeAt(by time.Time, t int64) {
+	if by.IsZero() || e.cfg.Cycles == CyclesInterval {
+		return
+	}
+	w := seconds(by.Sub(e.epoch))
+	if w <= t || (e.wake > t && e.wake <= w) {
+		return
+	}
+	e.wake = w
+	e.heap.push(event{t: w, job: -1, kind: evWake})
 }
 
 func (e *engine) refuse(jobID, format string, args ...any) error {

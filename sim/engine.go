@@ -224,6 +224,9 @@ type engine struct {
 	learner Learner
 	lay     *model.Layout
 	epoch   time.Time
+	// wake is the pending planning cycle a decision asked for
+	// (Decision.ReplanBy, see wakeAt); stale once passed.
+	wake int64
 
 	// reporter is pl as a StatusReporter with Config.Series, else nil.
 	reporter StatusReporter
@@ -359,7 +362,12 @@ func (e *engine) run(ctx context.Context) error {
 		nextTick = e.trace[0].Submit
 	}
 	for iter := 0; ; iter++ {
-		// 1. The next time anything happens.
+		// 1. The next time anything happens. A wake asked for by an
+		// earlier decision and since superseded, or with nothing queued
+		// to plan, is no reason for a cycle.
+		for e.heap.len() > 0 && e.heap.top().kind == evWake && (e.heap.top().t != e.wake || len(e.lists.queued) == 0) {
+			e.heap.pop()
+		}
 		t := int64(-1)
 		if e.heap.len() > 0 {
 			t = e.heap.top().t
@@ -450,6 +458,10 @@ func (e *engine) perEvent(ctx context.Context, t int64) error {
 	dirty := false // something changed since the last pass
 	for e.heap.len() > 0 && e.heap.top().t == t {
 		ev := e.heap.pop()
+		if ev.kind == evWake {
+			dirty = true // the planner asked for a pass now
+			continue
+		}
 		if ev.gen != e.js[ev.job].gen {
 			continue // stale
 		}
@@ -580,6 +592,9 @@ func (e *engine) requeue(ji int32, spec model.Job) {
 
 // handle executes one heap event.
 func (e *engine) handle(ev event) {
+	if ev.kind == evWake {
+		return // the cycle at its time is the point
+	}
 	j := &e.js[ev.job]
 	if ev.gen != j.gen {
 		return // the job changed state since

@@ -8,6 +8,7 @@ const (
 	evEnd     uint8 = iota // a job's run ends: it completed or was killed at its limit
 	evYield                // a preemption notice ran out: the job stops working
 	evRelease              // a suspended job finished its checkpoint and frees its cards
+	evWake                 // the planner asked to plan again then (Decision.ReplanBy); job is -1
 )
 
 // event is something that happens to a running job at a time. gen is the

@@ -395,3 +395,52 @@ func TestLargeJobReserved(t *testing.T) {
 		}
 	}
 }
+
+// TestReplanBy: a decision asks to be planned again at the first moment a
+// backfill job could be told to yield for the head without anything else
+// happening: its protection ending, the reservation coming within its
+// notice plus the lookahead, the head passing the requeue threshold.
+// Without a backfill job running or a reservation, it asks nothing.
+func TestReplanBy(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	reg := modeltest.Job("reg").Cards(4).Limit(60 * time.Minute).Build()
+	bf := modeltest.Job("bf").Cards(2).Limit(120 * time.Minute).Checkpoint(3 * time.Minute).Build()
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).Build()
+	world := func(protected time.Duration, backfill bool, queued ...model.Job) *model.Snapshot {
+		s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: queued,
+			Running: []model.Running{modeltest.Running(reg, now.Add(-10*time.Minute), modeltest.Refs("n000", 0, 4)...)}}
+		if backfill {
+			r := modeltest.Running(bf, now.Add(-10*time.Minute), modeltest.Refs("n000", 4, 2)...)
+			r.Kind = model.Backfill
+			if protected > 0 {
+				r.ProtectedUntil = now.Add(protected)
+			}
+			s.Running = append(s.Running, r)
+		}
+		return s
+	}
+	cfg := DefaultConfig().Preempt
+	// The head is reserved from reg's end (now+50 min), with bf told to
+	// suspend for it: told at its notice (3 min + margin) plus the
+	// lookahead before that.
+	told := now.Add(50*time.Minute - 3*time.Minute - cfg.Margin - cfg.Lookahead)
+	for _, tc := range []struct {
+		name string
+		s    *model.Snapshot
+		want time.Time
+	}{
+		{"protection ends first", world(5*time.Minute, true, head), now.Add(5 * time.Minute)},
+		{"the notice before the reservation", world(0, true, head), told},
+		{"no backfill running", world(0, false, head), time.Time{}},
+		{"no reservation", world(0, true), time.Time{}},
+	} {
+		h := NewHuitianGreedy(DefaultConfig())
+		d, err := h.Plan(context.Background(), tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.ReplanBy.Equal(tc.want) {
+			t.Errorf("%s: ReplanBy %v, want %v (reservations %+v)", tc.name, d.ReplanBy, tc.want, d.Reservations)
+		}
+	}
+}

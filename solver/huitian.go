@@ -381,6 +381,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	// the budget allows.
 	c.estimateStarts(ctx)
 	c.sortPending()
+	c.d.ReplanBy = c.replanBy()
 	return c.d, nil
 }
 

@@ -402,6 +402,59 @@ func (c *cycle) survival(cards []int, t int64) float64 {
 	return p
 }
 
+// replanBy is the decision's ReplanBy: the first time after now at which a
+// cycle could tell a backfill job to yield for a reservation without
+// anything else happening first — the end of a job's protection or
+// window, the reservation coming within a job's notice plus the
+// lookahead, or the head passing the requeue threshold. Without a cycle
+// then, an event-driven owner would leave the head waiting until the
+// next arrival or completion. Zero when no reservation waits or no
+// backfill job runs.
+func (c *cycle) replanBy() time.Time {
+	if len(c.d.Reservations) == 0 {
+		return time.Time{}
+	}
+	now, cfg := c.s.Now, c.h.cfg.Preempt
+	var by time.Time
+	note := func(t time.Time) {
+		if t.After(now) && (by.IsZero() || t.Before(by)) {
+			by = t
+		}
+	}
+	notice := cfg.Margin
+	lent := false
+	for i := range c.s.Running {
+		r := &c.s.Running[i]
+		if r.Kind != model.Backfill {
+			continue
+		}
+		lent = true
+		note(r.ProtectedUntil)
+		note(c.h.mem.window[r.Job.ID])
+		if r.Job.Checkpointable {
+			notice = max(notice, r.Job.CheckpointCost+cfg.Margin)
+		}
+	}
+	for i := range c.d.Starts {
+		if st := &c.d.Starts[i]; st.Kind == model.Backfill {
+			lent = true
+			note(st.ProtectedUntil)
+			note(st.WindowEnd)
+		}
+	}
+	if !lent {
+		return time.Time{}
+	}
+	head := c.d.Reservations[0]
+	note(head.Start.Add(-notice - cfg.Lookahead))
+	first, ok := c.h.mem.firstReserved[head.JobID]
+	if !ok {
+		first = head.Start
+	}
+	note(first.Add(cfg.Threshold))
+	return by
+}
+
 // preemptFor emits the preemptions of the head's victims, with a notice
 // that runs out when its reservation starts, so that the cards are free
 // then and not later because no cycle came at the right moment. The
