@@ -444,3 +444,80 @@ func TestReplanBy(t *testing.T) {
 		}
 	}
 }
+
+// TestToldToYieldStaysGone: a backfill job told to yield is planned gone
+// when its notice runs out in the cycles after, until it has yielded, even
+// when this cycle would not preempt (the tuner holds preemption): the
+// head keeps the start it was given, not the job's limit.
+func TestToldToYieldStaysGone(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	reg := modeltest.Job("reg").Cards(6).Limit(15 * time.Minute).Build()
+	bf := modeltest.Job("bf").Cards(2).Limit(110 * time.Minute).Checkpoint(3 * time.Minute).Build()
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).Build()
+	at := func(now time.Time) *model.Snapshot {
+		r := modeltest.Running(bf, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 6, 2)...)
+		r.Kind = model.Backfill
+		return &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{head},
+			Running: []model.Running{modeltest.Running(reg, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 0, 6)...), r}}
+	}
+	for _, told := range []bool{true, false} {
+		h := NewHuitianGreedy(DefaultConfig())
+		s := at(now)
+		d, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Preemptions) != 1 || d.Preemptions[0].JobID != "bf" || len(d.Reservations) == 0 || !d.Reservations[0].Start.Equal(now.Add(5*time.Minute)) {
+			t.Fatalf("first cycle: preemptions %+v, reservations %+v; want bf told to yield for head at +5 min", d.Preemptions, d.Reservations)
+		}
+		if told {
+			h.Decided(s, d)
+		}
+		h.mem.tuner.Params.HoldPreemption = true
+		d, err = h.Plan(context.Background(), at(now.Add(time.Minute)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := now.Add(5 * time.Minute)
+		if !told {
+			want = modeltest.Epoch.Add(160 * time.Minute) // bf's limit: nothing told it
+		}
+		if len(d.Reservations) == 0 || !d.Reservations[0].Start.Equal(want) {
+			t.Errorf("told=%v: a minute later the head is reserved %+v, want from %v", told, d.Reservations, want)
+		}
+		if told && len(d.Preemptions) > 0 {
+			t.Errorf("bf was told again: %+v", d.Preemptions)
+		}
+	}
+}
+
+// TestYieldedForStaysBehind: a job that yielded its cards for the head
+// does not start ahead of it on them when it comes back to the queue,
+// though it was submitted first.
+func TestYieldedForStaysBehind(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	back := modeltest.Job("back").Cards(4).Limit(60 * time.Minute).SubmitAfter(0).Build()
+	back.RequeueCount = 1
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).SubmitAfter(time.Minute).Build()
+	for _, yielded := range []bool{true, false} {
+		h := NewHuitianGreedy(DefaultConfig())
+		if yielded {
+			h.mem.yieldedFor["back"] = "head"
+		}
+		d, err := h.Plan(context.Background(), &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{back, head}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var started []string
+		for _, st := range d.Starts {
+			started = append(started, st.JobID)
+		}
+		want := []string{"head"}
+		if !yielded {
+			want = []string{"back"} // first in the queue, as any job
+		}
+		if !slices.Equal(started, want) {
+			t.Errorf("yielded=%v: started %v, want %v", yielded, started, want)
+		}
+	}
+}

@@ -417,7 +417,7 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	}
 	c.queued = resized(&h.queueds, len(s.Queued))
 	clear(c.queued)
-	c.order = h.queueOrder(s.Queued)
+	c.order = c.behindTheirHeads(h.queueOrder(s.Queued))
 	c.posOf = make(map[*model.Job]int, len(s.Queued))
 	for n, k := range c.order {
 		c.posOf[&s.Queued[k]] = n

@@ -41,7 +41,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
 	planned = c.contracts()
-	prep := baseline.Prepared{Order: baseline.QueueOrder(s.Queued), Cards: c.runCards}
+	prep := baseline.Prepared{Order: c.behindTheirHeads(baseline.QueueOrder(s.Queued)), Cards: c.runCards}
 	core, c.waiting, err = h.core.PlanBrief(ctx, c.withReleases(planned), prep)
 	if err != nil {
 		return nil, nil, nil, err
@@ -181,13 +181,82 @@ func (c *cycle) saturated() bool {
 	return c.sat > 0
 }
 
-// contracts are the running backfill jobs admitted on their predicted
-// runtime into claimed cards: each is planned to be gone when its window
-// ends, or a margin from now once it has overrun it.
+// behindTheirHeads moves each queued job that yielded its cards for
+// another queued job (memory.yieldedFor) to right behind that job, when
+// it was ahead of it in order (queue positions into s.Queued): a job never
+// takes back the cards it freed for the job it yielded them to.
+func (c *cycle) behindTheirHeads(order []int) []int {
+	yf := c.h.mem.yieldedFor
+	if len(yf) == 0 {
+		return order
+	}
+	at := make(map[string]int, len(order)) // job ID → position in order
+	for n, k := range order {
+		at[c.s.Queued[k].ID] = n
+	}
+	var behind map[int][]int // position of a target → the jobs to put after it
+	for n, k := range order {
+		if f, ok := yf[c.s.Queued[k].ID]; ok {
+			if m, queued := at[f]; queued && m > n {
+				if behind == nil {
+					behind = map[int][]int{}
+				}
+				behind[m] = append(behind[m], n)
+			}
+		}
+	}
+	if behind == nil {
+		return order
+	}
+	moved := make(map[int]bool)
+	for _, ns := range behind {
+		for _, n := range ns {
+			moved[n] = true
+		}
+	}
+	out := make([]int, 0, len(order))
+	var emit func(n int)
+	emit = func(n int) {
+		out = append(out, order[n])
+		for _, b := range behind[n] {
+			emit(b)
+		}
+	}
+	for n := range order {
+		if !moved[n] {
+			emit(n)
+		}
+	}
+	if len(out) != len(order) {
+		return order // jobs that yielded for each other in a ring: leave the order be
+	}
+	return out
+}
+
+// contracts are the running backfill jobs that must go: those an earlier
+// cycle told to yield, gone when their notice runs out, and those
+// admitted on their predicted runtime into claimed cards, planned to be
+// gone when their window ends, or a margin from now once they overran it.
 func (c *cycle) contracts() map[int]preempt.Release {
 	var out map[int]preempt.Release
 	for i := range c.s.Running {
 		r := &c.s.Running[i]
+		if gone, ok := c.h.mem.yielding[r.Job.ID]; ok && r.Kind == model.Backfill {
+			// Told to yield by an earlier cycle: gone by then.
+			at := gone
+			if at.Before(c.s.Now) {
+				at = c.s.Now
+			}
+			action := model.PreemptRequeue
+			if r.Job.Checkpointable {
+				action = model.PreemptSuspend
+			}
+			if out == nil {
+				out = map[int]preempt.Release{}
+			}
+			out[i] = preempt.Release{OK: true, At: at, Action: action, Notice: at.Sub(c.s.Now), Lost: preempt.Lost(r, action, at)}
+			continue
+		}
 		w, ok := c.h.mem.window[r.Job.ID]
 		// A checkpointable job is suspended with notice instead, as any.
 		if !ok || r.Kind != model.Backfill || r.Job.Checkpointable {
@@ -260,6 +329,9 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 		}
 		if !hit || r.ProtectedUntil.After(c.s.Now) {
 			continue // protected: a later cycle tells it, once protection ends
+		}
+		if _, told := c.h.mem.yielding[r.Job.ID]; told {
+			continue // told already, by an earlier cycle: it is on its way out
 		}
 		if w, ok := c.h.mem.window[r.Job.ID]; ok && rel.Action == model.PreemptRequeue && c.s.Now.Before(w) {
 			continue // within its window: it may yet end in time

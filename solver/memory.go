@@ -24,6 +24,19 @@ type memory struct {
 	// window: when the window ends of each running backfill job admitted
 	// on its predicted runtime into claimed cards (Start.WindowEnd).
 	window map[string]time.Time
+	// yielding: when each running job told to yield must be gone (the
+	// decision's time plus its notice), until it has: the owner carries
+	// out a notice once given, so the next cycles plan with its cards
+	// free then, as the cycle that told it did, and do not move the
+	// reserved job's start back to the job's limit meanwhile.
+	yielding map[string]time.Time
+	// yieldedFor: the job each preempted job yielded its cards for, while
+	// that job waits. A requeued or suspended job keeps its submit time,
+	// and one submitted before the job it yielded for would otherwise be
+	// ahead of it in the queue and take back the very cards it freed (seen
+	// on synthetic GPU workloads: a 64-card gang waited two hours past its
+	// reservation so).
+	yieldedFor map[string]string
 	// preempted: jobs preempted since they last started; their partial runs
 	// do not teach the runtime history.
 	preempted map[string]bool
@@ -38,6 +51,8 @@ func newMemory(cfg Config) memory {
 		tuner:         tune.NewState(cfg.Tune),
 		firstReserved: map[string]time.Time{},
 		window:        map[string]time.Time{},
+		yielding:      map[string]time.Time{},
+		yieldedFor:    map[string]string{},
 		preempted:     map[string]bool{},
 	}
 }
@@ -47,6 +62,13 @@ func (h *Huitian) Observe(e model.Event) {
 	m := &h.mem
 	switch e.Kind {
 	case model.EventStarted:
+		delete(m.yielding, e.JobID)
+		delete(m.yieldedFor, e.JobID)
+		for j, f := range m.yieldedFor {
+			if f == e.JobID {
+				delete(m.yieldedFor, j)
+			}
+		}
 		if first, ok := m.firstReserved[e.JobID]; ok {
 			if e.Alloc == model.Regular {
 				m.tuner.MainWait(h.cfg.Tune, e.Time.Sub(first))
@@ -56,12 +78,15 @@ func (h *Huitian) Observe(e model.Event) {
 	case model.EventPreempted:
 		m.preempted[e.JobID] = true
 		delete(m.window, e.JobID)
+		delete(m.yielding, e.JobID)
 		m.tuner.Backfill(h.cfg.Tune, false, e.Time)
 	case model.EventFinished:
 		wasPreempted := m.preempted[e.JobID]
 		delete(m.preempted, e.JobID)
 		delete(m.firstReserved, e.JobID)
 		delete(m.window, e.JobID)
+		delete(m.yielding, e.JobID)
+		delete(m.yieldedFor, e.JobID)
 		if e.Alloc == model.Backfill && !wasPreempted {
 			m.tuner.Backfill(h.cfg.Tune, true, e.Time)
 		}
@@ -93,6 +118,15 @@ func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 	for _, st := range d.Starts {
 		if !st.WindowEnd.IsZero() {
 			m.window[st.JobID] = st.WindowEnd
+		}
+	}
+	for _, p := range d.Preemptions {
+		gone := s.Now.Add(p.Notice)
+		if t, ok := m.yielding[p.JobID]; !ok || gone.Before(t) {
+			m.yielding[p.JobID] = gone
+		}
+		if p.ForJobID != "" {
+			m.yieldedFor[p.JobID] = p.ForJobID
 		}
 	}
 	busy := 0

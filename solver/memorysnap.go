@@ -28,8 +28,10 @@ type Snapshotter interface {
 }
 
 // MemoryVersion is the version of the encoding MarshalMemory writes. It
-// changes whenever what the memory holds, or how, changes.
-const MemoryVersion = 1
+// changes whenever what the memory holds, or how, changes. Version 2 added
+// the jobs told to yield and whom for; a version 1 memory is read as
+// having none.
+const MemoryVersion = 2
 
 // ErrMemoryVersion says a saved memory was encoded by another version.
 var ErrMemoryVersion = errors.New("solver: saved memory is of another encoding version")
@@ -44,11 +46,18 @@ type savedMemory struct {
 	Tuner         tune.State           `json:"tuner"`
 	FirstReserved []jobTime            `json:"firstReserved"`
 	Window        []jobTime            `json:"window"`
+	Yielding      []jobTime            `json:"yielding,omitempty"`   // version 2
+	YieldedFor    []jobFor             `json:"yieldedFor,omitempty"` // version 2
 	Preempted     []string             `json:"preempted"`
 	LastNow       time.Time            `json:"lastNow"`
 	LastIdle      int                  `json:"lastIdle"`
 	LastBackfill  int                  `json:"lastBackfill"`
 	LastBusy      int                  `json:"lastBusy"`
+}
+
+type jobFor struct {
+	Job string `json:"job"`
+	For string `json:"for"`
 }
 
 type jobTime struct {
@@ -85,6 +94,8 @@ func (h *Huitian) MarshalMemory() ([]byte, error) {
 		Tuner:         m.tuner,
 		FirstReserved: sortedTimes(m.firstReserved),
 		Window:        sortedTimes(m.window),
+		Yielding:      sortedTimes(m.yielding),
+		YieldedFor:    make([]jobFor, 0, len(m.yieldedFor)),
 		Preempted:     make([]string, 0, len(m.preempted)),
 		LastNow:       m.lastNow, LastIdle: m.lastIdle, LastBackfill: m.lastBackfill, LastBusy: m.lastBusy,
 	}
@@ -94,6 +105,10 @@ func (h *Huitian) MarshalMemory() ([]byte, error) {
 		}
 	}
 	slices.Sort(sm.Preempted)
+	for j, f := range m.yieldedFor {
+		sm.YieldedFor = append(sm.YieldedFor, jobFor{j, f})
+	}
+	slices.SortFunc(sm.YieldedFor, func(a, b jobFor) int { return strings.Compare(a.Job, b.Job) })
 	b, err := json.Marshal(&sm)
 	if err != nil {
 		return nil, fmt.Errorf("solver: encode memory: %w", err)
@@ -109,7 +124,7 @@ func (h *Huitian) UnmarshalMemory(b []byte) error {
 	if err := json.Unmarshal(b, &head); err != nil {
 		return fmt.Errorf("solver: decode memory: %w", err)
 	}
-	if head.Version != MemoryVersion {
+	if head.Version != MemoryVersion && head.Version != 1 {
 		return fmt.Errorf("%w: %d, this planner reads %d", ErrMemoryVersion, head.Version, MemoryVersion)
 	}
 	var sm savedMemory
@@ -133,12 +148,23 @@ func (h *Huitian) UnmarshalMemory(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("solver: decode memory: %w", err)
 	}
+	yielding, err := timesOf("yielding", sm.Yielding)
+	if err != nil {
+		return fmt.Errorf("solver: decode memory: %w", err)
+	}
+	yieldedFor := make(map[string]string, len(sm.YieldedFor))
+	for _, jf := range sm.YieldedFor {
+		if _, dup := yieldedFor[jf.Job]; dup {
+			return fmt.Errorf("solver: decode memory: yielded for: job %q twice", jf.Job)
+		}
+		yieldedFor[jf.Job] = jf.For
+	}
 	preempted := make(map[string]bool, len(sm.Preempted))
 	for _, j := range sm.Preempted {
 		preempted[j] = true
 	}
 	h.mem = memory{
-		hist: hist, tuner: sm.Tuner, firstReserved: first, window: window, preempted: preempted,
+		hist: hist, tuner: sm.Tuner, firstReserved: first, window: window, yielding: yielding, yieldedFor: yieldedFor, preempted: preempted,
 		lastNow: sm.LastNow, lastIdle: sm.LastIdle, lastBackfill: sm.LastBackfill, lastBusy: sm.LastBusy,
 	}
 	h.est, h.estKept = nil, 0

@@ -154,6 +154,7 @@ type suiteRow struct {
 	BackfillStarts  int      `json:"backfill_starts"`
 	HeadDelayP95    float64  `json:"head_delay_p95_s"`
 	RefHeadDelayP95 float64  `json:"reference_head_delay_p95_s"`
+	HeadDelayMax    float64  `json:"head_delay_max_s"`
 	Utilization     float64  `json:"utilization"`
 	RefUtilization  float64  `json:"reference_utilization"`
 	CyclesReplayed  int      `json:"cycles"`
@@ -566,7 +567,7 @@ func checkSuiteRow(wl suiteWorkloadInfo, policy, reference string, res, ref *sim
 		Workload: wl.Name, Load: wl.Load, Cluster: wl.Cluster, SubmitScale: wl.Compress, Jobs: wl.Jobs, Policy: policy, ReferencePolicy: reference,
 		AvgBSLD: s.AvgBSLD, RefAvgBSLD: rs.AvgBSLD, CompletionRate: s.BackfillCompletionRate, LostShare: s.LostShare,
 		Preemptions: s.Preemptions, NeverStarted: s.NeverStarted, RefNeverStarted: rs.NeverStarted, BackfillStarts: s.BackfillStarts,
-		HeadDelayP95: s.HeadDelay.P95, RefHeadDelayP95: rs.HeadDelay.P95, Utilization: s.Utilization, RefUtilization: rs.Utilization,
+		HeadDelayP95: s.HeadDelay.P95, RefHeadDelayP95: rs.HeadDelay.P95, HeadDelayMax: s.HeadDelay.Max, Utilization: s.Utilization, RefUtilization: rs.Utilization,
 		CyclesReplayed: s.Cycles, Control: policy == suiteControl,
 	}
 	// (a) The largest class on the same jobs.
@@ -593,7 +594,7 @@ func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 	fmt.Fprintf(w, "targets against %s on the same run: (a) largest size class mean and p95 wait ≤ ×%.2f on the same jobs; (b) avg bounded slowdown ≤ %s's; (c) backfill completion ≥ %.2f; (d) lost ≤ %.0f%% of busy card-seconds\n\n",
 		reference, suiteSlack, reference, suiteCompletion, 100*suiteLost)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\tload\tcluster\tsubmit ×\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\ta\tb\tc\td\tresult\t\n", reference)
+	fmt.Fprintf(tw, "workload\tload\tcluster\tsubmit ×\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\thead delay max\ta\tb\tc\td\tresult\t\n", reference)
 	mark := func(ok bool) string {
 		if ok {
 			return "ok"
@@ -618,9 +619,9 @@ func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 				passed++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%.3f\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%.3f\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.Workload, r.Load, r.Cluster, r.SubmitScale, r.Jobs, r.Policy, r.Class, r.ClassJobs, opt(r.MeanWaitRatio, "%.3f"), opt(r.P95WaitRatio, "%.3f"),
-			r.AvgBSLD, r.RefAvgBSLD, opt(r.CompletionRate, "%.3f"), pct(r.LostShare), r.Preemptions,
+			r.AvgBSLD, r.RefAvgBSLD, opt(r.CompletionRate, "%.3f"), pct(r.LostShare), r.Preemptions, (time.Duration(r.HeadDelayMax) * time.Second).String(),
 			mark(r.LargestWait), mark(r.Slowdown), mark(r.Completion), mark(r.Lost), result)
 	}
 	if err := tw.Flush(); err != nil {
