@@ -242,6 +242,9 @@ func CheckResponse(r *pb.PlanResponse) error {
 		}
 		return check(field, d.CheckValid())
 	}
+	if err := checkTS("replan_by", r.GetReplanBy()); err != nil {
+		return err
+	}
 	for i, s := range r.GetStarts() {
 		p := "starts[" + strconv.Itoa(i) + "]"
 		if err := checkDur(p+".expected_retention", s.GetExpectedRetention()); err != nil {

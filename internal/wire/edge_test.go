@@ -4,10 +4,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/huitian/huitian/model"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 )
 
@@ -52,5 +54,21 @@ func TestEdgeNamesEachField(t *testing.T) {
 	}
 	if want := []string{"events[1].job_id", "events[1].spec.user"}; !slices.Equal(got, want) {
 		t.Errorf("events: got %q, want %q", got, want)
+	}
+}
+
+// TestResponseReplanBy: a decision's ReplanBy reaches the answer, unset
+// when the decision asks nothing, and an unencodable one is caught.
+func TestResponseReplanBy(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 30, 0, 0, time.UTC)
+	if r := Response(&model.Decision{ReplanBy: at}); !r.GetReplanBy().AsTime().Equal(at) {
+		t.Errorf("replan_by %v, want %v", r.GetReplanBy(), at)
+	}
+	if r := Response(&model.Decision{}); r.ReplanBy != nil {
+		t.Errorf("replan_by %v for a decision that asks nothing, want unset", r.ReplanBy)
+	}
+	far := Response(&model.Decision{ReplanBy: time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err := CheckResponse(far); err == nil || !strings.Contains(err.Error(), "replan_by") {
+		t.Errorf("CheckResponse of a year-10001 replan_by: %v, want an error naming replan_by", err)
 	}
 }

@@ -236,7 +236,7 @@ func tsOrNil(t time.Time) *timestamppb.Timestamp {
 
 // Response converts a decision.
 func Response(d *model.Decision) *pb.PlanResponse {
-	out := &pb.PlanResponse{Stats: &pb.SolverStats{
+	out := &pb.PlanResponse{ReplanBy: tsOrNil(d.ReplanBy), Stats: &pb.SolverStats{
 		Solver: d.Stats.Solver, LpBound: d.Stats.LPBound, Objective: d.Stats.Objective, Gap: d.Stats.Gap,
 		SolveTime: durationpb.New(d.Stats.SolveTime), Fallback: d.Stats.Fallback,
 		Candidates: int32(d.Stats.Candidates), LpRows: int32(d.Stats.LPRows), LpCols: int32(d.Stats.LPCols),

@@ -1831,7 +1831,15 @@ type PlanResponse struct {
 	// How the solver did.
 	Stats *SolverStats `protobuf:"bytes,4,opt,name=stats,proto3" json:"stats,omitempty"`
 	// Queued jobs that neither start nor hold a reservation now, and why.
-	Pending       []*Pending `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
+	Pending []*Pending `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
+	// When to plan again even if nothing changes by then: a backfill job's
+	// protection or window ends, a reservation comes within a job's notice,
+	// or the reserved job passes the requeue threshold, and a cycle then
+	// may tell a backfill job to yield. Unset when only a change (an
+	// arrival, a completion) calls for a new plan. A resource manager that
+	// plans on a timer meets it within its interval; an event-driven one
+	// should plan at this time.
+	ReplanBy      *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=replan_by,json=replanBy,proto3" json:"replan_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1897,6 +1905,13 @@ func (x *PlanResponse) GetStats() *SolverStats {
 func (x *PlanResponse) GetPending() []*Pending {
 	if x != nil {
 		return x.Pending
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetReplanBy() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReplanBy
 	}
 	return nil
 }
@@ -5040,13 +5055,14 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x11reservation_depth\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x10reservationDepth\x12D\n" +
 	"\vtime_budget\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\n" +
 	"timeBudget\x12H\n" +
-	"\roverrun_grace\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\foverrunGrace\"\x8e\x02\n" +
+	"\roverrun_grace\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\b\xbaH\x05\xaa\x01\x022\x00R\foverrunGrace\"\xc7\x02\n" +
 	"\fPlanResponse\x12)\n" +
 	"\x06starts\x18\x01 \x03(\v2\x11.huitian.v1.StartR\x06starts\x12;\n" +
 	"\freservations\x18\x02 \x03(\v2\x17.huitian.v1.ReservationR\freservations\x128\n" +
 	"\vpreemptions\x18\x03 \x03(\v2\x16.huitian.v1.PreemptionR\vpreemptions\x12-\n" +
 	"\x05stats\x18\x04 \x01(\v2\x17.huitian.v1.SolverStatsR\x05stats\x12-\n" +
-	"\apending\x18\x05 \x03(\v2\x13.huitian.v1.PendingR\apending\"\xd8\x03\n" +
+	"\apending\x18\x05 \x03(\v2\x13.huitian.v1.PendingR\apending\x127\n" +
+	"\treplan_by\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\breplanBy\"\xd8\x03\n" +
 	"\x05Start\x12\x1e\n" +
 	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x123\n" +
 	"\x05cards\x18\x02 \x03(\v2\x13.huitian.v1.CardRefB\b\xbaH\x05\x92\x01\x02\b\x01R\x05cards\x128\n" +
@@ -5523,119 +5539,120 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	27,  // 26: huitian.v1.PlanResponse.preemptions:type_name -> huitian.v1.Preemption
 	29,  // 27: huitian.v1.PlanResponse.stats:type_name -> huitian.v1.SolverStats
 	28,  // 28: huitian.v1.PlanResponse.pending:type_name -> huitian.v1.Pending
-	20,  // 29: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
-	4,   // 30: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
-	56,  // 31: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
-	55,  // 32: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
-	6,   // 33: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
-	20,  // 34: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
-	55,  // 35: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
-	7,   // 36: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
-	56,  // 37: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
-	8,   // 38: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
-	55,  // 39: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
-	56,  // 40: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
-	9,   // 41: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
-	55,  // 42: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
-	21,  // 43: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
-	4,   // 44: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
-	55,  // 45: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
-	10,  // 46: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
-	7,   // 47: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
-	30,  // 48: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
-	36,  // 49: huitian.v1.GetJobInsightResponse.insight:type_name -> huitian.v1.JobInsight
-	11,  // 50: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
-	4,   // 51: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
-	20,  // 52: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
-	56,  // 53: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
-	55,  // 54: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
-	55,  // 55: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
-	8,   // 56: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
-	6,   // 57: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
-	10,  // 58: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
-	55,  // 59: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
-	55,  // 60: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
-	35,  // 61: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
-	55,  // 62: huitian.v1.JobInsight.start_time:type_name -> google.protobuf.Timestamp
-	11,  // 63: huitian.v1.ListJobsRequest.states:type_name -> huitian.v1.JobState
-	4,   // 64: huitian.v1.ListJobsRequest.kind:type_name -> huitian.v1.AllocationKind
-	36,  // 65: huitian.v1.ListJobsResponse.jobs:type_name -> huitian.v1.JobInsight
-	55,  // 66: huitian.v1.ListJobsResponse.plan_time:type_name -> google.protobuf.Timestamp
-	12,  // 67: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
-	15,  // 68: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
-	39,  // 69: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
-	5,   // 70: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
-	23,  // 71: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
-	5,   // 72: huitian.v1.WhatIfRequest.reference:type_name -> huitian.v1.Policy
-	42,  // 73: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
-	43,  // 74: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
-	5,   // 75: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
-	55,  // 76: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
-	44,  // 77: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
-	5,   // 78: huitian.v1.WhatIfComparison.reference:type_name -> huitian.v1.Policy
-	5,   // 79: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
-	56,  // 80: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
-	56,  // 81: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
-	56,  // 82: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
-	57,  // 83: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
-	57,  // 84: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
-	56,  // 85: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
-	56,  // 86: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
-	56,  // 87: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
-	56,  // 88: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
-	57,  // 89: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
-	57,  // 90: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
-	45,  // 91: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
-	46,  // 92: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
-	56,  // 93: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
-	56,  // 94: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
-	56,  // 95: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
-	56,  // 96: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
-	56,  // 97: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
-	47,  // 98: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
-	56,  // 99: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
-	56,  // 100: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
-	56,  // 101: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
-	56,  // 102: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
-	57,  // 103: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
-	57,  // 104: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
-	57,  // 105: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
-	5,   // 106: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	55,  // 107: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	29,  // 108: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	52,  // 109: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	53,  // 110: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	54,  // 111: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	51,  // 112: huitian.v1.GetStatusResponse.cards:type_name -> huitian.v1.CardStatus
-	50,  // 113: huitian.v1.GetStatusResponse.memory:type_name -> huitian.v1.PlannerMemory
-	13,  // 114: huitian.v1.PlannerMemory.origin:type_name -> huitian.v1.PlannerMemory.Origin
-	55,  // 115: huitian.v1.PlannerMemory.made:type_name -> google.protobuf.Timestamp
-	20,  // 116: huitian.v1.CardStatus.card:type_name -> huitian.v1.CardRef
-	6,   // 117: huitian.v1.CardStatus.idle:type_name -> huitian.v1.FragmentClass
-	56,  // 118: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	57,  // 119: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	57,  // 120: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	56,  // 121: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	57,  // 122: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	57,  // 123: huitian.v1.BackfillMeasures.lost_share:type_name -> google.protobuf.DoubleValue
-	6,   // 124: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	14,  // 125: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	31,  // 126: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	33,  // 127: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37,  // 128: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
-	40,  // 129: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	48,  // 130: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	24,  // 131: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	32,  // 132: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	34,  // 133: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38,  // 134: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
-	41,  // 135: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	49,  // 136: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	131, // [131:137] is the sub-list for method output_type
-	125, // [125:131] is the sub-list for method input_type
-	125, // [125:125] is the sub-list for extension type_name
-	125, // [125:125] is the sub-list for extension extendee
-	0,   // [0:125] is the sub-list for field type_name
+	55,  // 29: huitian.v1.PlanResponse.replan_by:type_name -> google.protobuf.Timestamp
+	20,  // 30: huitian.v1.Start.cards:type_name -> huitian.v1.CardRef
+	4,   // 31: huitian.v1.Start.kind:type_name -> huitian.v1.AllocationKind
+	56,  // 32: huitian.v1.Start.expected_retention:type_name -> google.protobuf.Duration
+	55,  // 33: huitian.v1.Start.protected_until:type_name -> google.protobuf.Timestamp
+	6,   // 34: huitian.v1.Start.fragment:type_name -> huitian.v1.FragmentClass
+	20,  // 35: huitian.v1.Reservation.cards:type_name -> huitian.v1.CardRef
+	55,  // 36: huitian.v1.Reservation.start_time:type_name -> google.protobuf.Timestamp
+	7,   // 37: huitian.v1.Preemption.action:type_name -> huitian.v1.PreemptionAction
+	56,  // 38: huitian.v1.Preemption.notice:type_name -> google.protobuf.Duration
+	8,   // 39: huitian.v1.Pending.reason:type_name -> huitian.v1.PendingReason
+	55,  // 40: huitian.v1.Pending.estimated_start:type_name -> google.protobuf.Timestamp
+	56,  // 41: huitian.v1.SolverStats.solve_time:type_name -> google.protobuf.Duration
+	9,   // 42: huitian.v1.JobEvent.kind:type_name -> huitian.v1.JobEventKind
+	55,  // 43: huitian.v1.JobEvent.time:type_name -> google.protobuf.Timestamp
+	21,  // 44: huitian.v1.JobEvent.spec:type_name -> huitian.v1.JobSpec
+	4,   // 45: huitian.v1.JobEvent.allocation:type_name -> huitian.v1.AllocationKind
+	55,  // 46: huitian.v1.JobEvent.start_time:type_name -> google.protobuf.Timestamp
+	10,  // 47: huitian.v1.JobEvent.exit:type_name -> huitian.v1.ExitState
+	7,   // 48: huitian.v1.JobEvent.action:type_name -> huitian.v1.PreemptionAction
+	30,  // 49: huitian.v1.ReportEventsRequest.events:type_name -> huitian.v1.JobEvent
+	36,  // 50: huitian.v1.GetJobInsightResponse.insight:type_name -> huitian.v1.JobInsight
+	11,  // 51: huitian.v1.JobInsight.state:type_name -> huitian.v1.JobState
+	4,   // 52: huitian.v1.JobInsight.kind:type_name -> huitian.v1.AllocationKind
+	20,  // 53: huitian.v1.JobInsight.cards:type_name -> huitian.v1.CardRef
+	56,  // 54: huitian.v1.JobInsight.expected_retention:type_name -> google.protobuf.Duration
+	55,  // 55: huitian.v1.JobInsight.protected_until:type_name -> google.protobuf.Timestamp
+	55,  // 56: huitian.v1.JobInsight.estimated_start:type_name -> google.protobuf.Timestamp
+	8,   // 57: huitian.v1.JobInsight.pending_reason:type_name -> huitian.v1.PendingReason
+	6,   // 58: huitian.v1.JobInsight.fragment:type_name -> huitian.v1.FragmentClass
+	10,  // 59: huitian.v1.JobInsight.exit:type_name -> huitian.v1.ExitState
+	55,  // 60: huitian.v1.JobInsight.plan_time:type_name -> google.protobuf.Timestamp
+	55,  // 61: huitian.v1.JobInsight.event_time:type_name -> google.protobuf.Timestamp
+	35,  // 62: huitian.v1.JobInsight.estimate:type_name -> huitian.v1.RuntimeEstimate
+	55,  // 63: huitian.v1.JobInsight.start_time:type_name -> google.protobuf.Timestamp
+	11,  // 64: huitian.v1.ListJobsRequest.states:type_name -> huitian.v1.JobState
+	4,   // 65: huitian.v1.ListJobsRequest.kind:type_name -> huitian.v1.AllocationKind
+	36,  // 66: huitian.v1.ListJobsResponse.jobs:type_name -> huitian.v1.JobInsight
+	55,  // 67: huitian.v1.ListJobsResponse.plan_time:type_name -> google.protobuf.Timestamp
+	12,  // 68: huitian.v1.WhatIfRequest.format:type_name -> huitian.v1.TraceFormat
+	15,  // 69: huitian.v1.WhatIfRequest.cluster_spec:type_name -> huitian.v1.Cluster
+	39,  // 70: huitian.v1.WhatIfRequest.shape:type_name -> huitian.v1.ClusterShape
+	5,   // 71: huitian.v1.WhatIfRequest.policies:type_name -> huitian.v1.Policy
+	23,  // 72: huitian.v1.WhatIfRequest.options:type_name -> huitian.v1.PlanOptions
+	5,   // 73: huitian.v1.WhatIfRequest.reference:type_name -> huitian.v1.Policy
+	42,  // 74: huitian.v1.WhatIfResponse.progress:type_name -> huitian.v1.WhatIfProgress
+	43,  // 75: huitian.v1.WhatIfResponse.comparison:type_name -> huitian.v1.WhatIfComparison
+	5,   // 76: huitian.v1.WhatIfProgress.policy:type_name -> huitian.v1.Policy
+	55,  // 77: huitian.v1.WhatIfProgress.simulated_time:type_name -> google.protobuf.Timestamp
+	44,  // 78: huitian.v1.WhatIfComparison.results:type_name -> huitian.v1.PolicyResult
+	5,   // 79: huitian.v1.WhatIfComparison.reference:type_name -> huitian.v1.Policy
+	5,   // 80: huitian.v1.PolicyResult.policy:type_name -> huitian.v1.Policy
+	56,  // 81: huitian.v1.PolicyResult.makespan:type_name -> google.protobuf.Duration
+	56,  // 82: huitian.v1.PolicyResult.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 83: huitian.v1.PolicyResult.p95_wait:type_name -> google.protobuf.Duration
+	57,  // 84: huitian.v1.PolicyResult.backfill_completion_rate:type_name -> google.protobuf.DoubleValue
+	57,  // 85: huitian.v1.PolicyResult.backfill_utilization:type_name -> google.protobuf.DoubleValue
+	56,  // 86: huitian.v1.PolicyResult.mean_cycle_time:type_name -> google.protobuf.Duration
+	56,  // 87: huitian.v1.PolicyResult.median_wait:type_name -> google.protobuf.Duration
+	56,  // 88: huitian.v1.PolicyResult.mean_flow:type_name -> google.protobuf.Duration
+	56,  // 89: huitian.v1.PolicyResult.main_mean_wait:type_name -> google.protobuf.Duration
+	57,  // 90: huitian.v1.PolicyResult.utilization_while_queued:type_name -> google.protobuf.DoubleValue
+	57,  // 91: huitian.v1.PolicyResult.lost_share:type_name -> google.protobuf.DoubleValue
+	45,  // 92: huitian.v1.PolicyResult.head_delay:type_name -> huitian.v1.HeadDelay
+	46,  // 93: huitian.v1.PolicyResult.size_classes:type_name -> huitian.v1.SizeClassResult
+	56,  // 94: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
+	56,  // 95: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
+	56,  // 96: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
+	56,  // 97: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 98: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
+	47,  // 99: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
+	56,  // 100: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 101: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
+	56,  // 102: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
+	56,  // 103: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
+	57,  // 104: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
+	57,  // 105: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
+	57,  // 106: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
+	5,   // 107: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	55,  // 108: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	29,  // 109: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	52,  // 110: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	53,  // 111: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	54,  // 112: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	51,  // 113: huitian.v1.GetStatusResponse.cards:type_name -> huitian.v1.CardStatus
+	50,  // 114: huitian.v1.GetStatusResponse.memory:type_name -> huitian.v1.PlannerMemory
+	13,  // 115: huitian.v1.PlannerMemory.origin:type_name -> huitian.v1.PlannerMemory.Origin
+	55,  // 116: huitian.v1.PlannerMemory.made:type_name -> google.protobuf.Timestamp
+	20,  // 117: huitian.v1.CardStatus.card:type_name -> huitian.v1.CardRef
+	6,   // 118: huitian.v1.CardStatus.idle:type_name -> huitian.v1.FragmentClass
+	56,  // 119: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	57,  // 120: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	57,  // 121: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	56,  // 122: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	57,  // 123: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	57,  // 124: huitian.v1.BackfillMeasures.lost_share:type_name -> google.protobuf.DoubleValue
+	6,   // 125: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	14,  // 126: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	31,  // 127: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	33,  // 128: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37,  // 129: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
+	40,  // 130: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	48,  // 131: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	24,  // 132: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	32,  // 133: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	34,  // 134: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38,  // 135: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
+	41,  // 136: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	49,  // 137: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	132, // [132:138] is the sub-list for method output_type
+	126, // [126:132] is the sub-list for method input_type
+	126, // [126:126] is the sub-list for extension type_name
+	126, // [126:126] is the sub-list for extension extendee
+	0,   // [0:126] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
