@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/huitian/huitian/client"
+	"github.com/huitian/huitian/internal/wire/wiretest"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/server"
 )
@@ -58,35 +59,7 @@ func serveIn(b *testing.B, dir string) (string, *server.Server) {
 
 // bigRequest is a 1,024-node × 8-card (8,192 cards) cluster, half of it
 // busy with 8-card jobs, and a queue of 256 jobs of 1 to 64 cards.
-func bigRequest() *pb.PlanRequest {
-	const nodes = 1024
-	c := &pb.Cluster{Id: "big"}
-	for s := range nodes / 32 {
-		c.Domains = append(c.Domains, &pb.Domain{Id: fmt.Sprintf("leaf-%02d", s), Kind: pb.DomainKind_DOMAIN_KIND_SWITCH})
-	}
-	req := &pb.PlanRequest{Now: timestamppb.New(t0), Cluster: c}
-	for i := range nodes {
-		n := &pb.Node{Name: fmt.Sprintf("n%04d", i), Domains: []string{fmt.Sprintf("leaf-%02d", i/32)}}
-		for k := range 8 {
-			n.Cards = append(n.Cards, &pb.Card{Index: int32(k), Model: "H100", NumaNode: int32(k / 4), NvlinkIsland: "nvl0"})
-		}
-		c.Nodes = append(c.Nodes, n)
-		if i%2 == 0 {
-			r := &pb.RunningJob{Spec: &pb.JobSpec{Id: fmt.Sprintf("run-%04d", i), Cards: 8, TimeLimit: durationpb.New(time.Duration(1+i%7) * time.Hour),
-				SubmitTime: timestamppb.New(t0.Add(-3 * time.Hour))}, StartTime: timestamppb.New(t0.Add(-time.Duration(i%60) * time.Minute))}
-			for k := range 8 {
-				r.Cards = append(r.Cards, &pb.CardRef{Node: n.Name, Index: int32(k)})
-			}
-			req.Running = append(req.Running, r)
-		}
-	}
-	sizes := []int32{1, 2, 4, 8, 16, 64}
-	for j := range 256 {
-		req.Queued = append(req.Queued, &pb.JobSpec{Id: fmt.Sprintf("q-%04d", j), User: fmt.Sprintf("u%d", j%7), Cards: sizes[j%len(sizes)],
-			TimeLimit: durationpb.New(time.Duration(10+j%90) * time.Minute), SubmitTime: timestamppb.New(t0.Add(-time.Duration(j) * time.Second))})
-	}
-	return req
-}
+func bigRequest() *pb.PlanRequest { return wiretest.BigRequest(t0, 1024, 256) }
 
 // BenchmarkPlanRPC reports Plan RPCs per second (plans/s) for an 8,192-card
 // snapshot under EASY, over Connect's binary protocol on h2c, from 4
