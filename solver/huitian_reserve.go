@@ -184,7 +184,9 @@ func (c *cycle) saturated() bool {
 // behindTheirHeads moves each queued job that yielded its cards for
 // another queued job (memory.yieldedFor) to right behind that job, when
 // it was ahead of it in order (queue positions into s.Queued): a job never
-// takes back the cards it freed for the job it yielded them to.
+// takes back the cards it freed for the job it yielded them to. A job only
+// moves to a later position, so every chain of moves ends at a job that
+// stays, and each job is emitted once.
 func (c *cycle) behindTheirHeads(order []int) []int {
 	yf := c.h.mem.yieldedFor
 	if len(yf) == 0 {
@@ -194,25 +196,23 @@ func (c *cycle) behindTheirHeads(order []int) []int {
 	for n, k := range order {
 		at[c.s.Queued[k].ID] = n
 	}
-	var behind map[int][]int // position of a target → the jobs to put after it
+	var behind map[int][]int // position of a target → the positions to put after it
+	moved := make([]bool, len(order))
 	for n, k := range order {
-		if f, ok := yf[c.s.Queued[k].ID]; ok {
-			if m, queued := at[f]; queued && m > n {
-				if behind == nil {
-					behind = map[int][]int{}
-				}
-				behind[m] = append(behind[m], n)
+		f, ok := yf[c.s.Queued[k].ID]
+		if !ok {
+			continue
+		}
+		if m, queued := at[f]; queued && m > n {
+			if behind == nil {
+				behind = map[int][]int{}
 			}
+			behind[m] = append(behind[m], n)
+			moved[n] = true
 		}
 	}
 	if behind == nil {
 		return order
-	}
-	moved := make(map[int]bool)
-	for _, ns := range behind {
-		for _, n := range ns {
-			moved[n] = true
-		}
 	}
 	out := make([]int, 0, len(order))
 	var emit func(n int)
@@ -226,9 +226,6 @@ func (c *cycle) behindTheirHeads(order []int) []int {
 		if !moved[n] {
 			emit(n)
 		}
-	}
-	if len(out) != len(order) {
-		return order // jobs that yielded for each other in a ring: leave the order be
 	}
 	return out
 }
