@@ -107,7 +107,7 @@ when a policy's row fails.
 	fl.StringVar(&f.trace, "trace", "", "workload: a trace file, or synth:jobs=N,seed=S,load=L[,cards=C,users=U]")
 	fl.StringVar(&f.format, "format", "", "trace format: "+strings.Join(trace.Formats(), ", ")+" (default: synth for synth:…, swf for *.swf[.gz])")
 	fl.StringVar(&f.cluster, "cluster", "flat", "cluster: "+sim.ClusterSpecs)
-	fl.StringVar(&f.policies, "policy", "easy", "comma-separated policies: "+strings.Join(policyNames(), ", ")+", hybrid-N")
+	fl.StringVar(&f.policies, "policy", "easy", "comma-separated policies: "+strings.Join(policyNames(), ", ")+", hybrid-N, or "+suiteControl+" (EASY with every queued limit a minute longer: how far one run moves by chance)")
 	fl.IntVar(&f.depth, "depth", 0, "reservation depth of hybrid (0: its default)")
 	fl.StringVar(&f.estimates, "estimates", "user", "runtime estimates the planner gets: user (the trace's limits) or exact (actual runtimes)")
 	fl.StringVar(&f.filter, "filter", "", `SWF record filter: "" or strong (predictsim's)`)
@@ -143,7 +143,10 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		}
 		seen[name] = true
 		pr := policyRun{name: name, depth: depth}
-		if rest, ok := strings.CutPrefix(name, "hybrid-"); ok {
+		if name == suiteControl {
+			// The control: EASY with every queued limit a minute longer.
+			pr.policy, pr.pad = model.PolicyEASY, suiteControlPad
+		} else if rest, ok := strings.CutPrefix(name, "hybrid-"); ok {
 			d, err := strconv.Atoi(rest)
 			if err != nil || d < 1 {
 				return nil, fmt.Errorf("--policy: %q: want hybrid-N with N ≥ 1", name)
@@ -152,7 +155,7 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		} else {
 			p, ok := model.ParsePolicy(name)
 			if !ok || p == model.PolicyDefault {
-				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N)", name, strings.Join(policyNames(), ", "))
+				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N, %s)", name, strings.Join(policyNames(), ", "), suiteControl)
 			}
 			pr.policy = p
 		}

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/huitian/huitian/model"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -210,5 +212,28 @@ func TestWhatifTableAsReport(t *testing.T) {
 	}
 	if rows < 3+2+2*3 {
 		t.Errorf("report.md has only %d table rows:\n%s", rows, md)
+	}
+}
+
+// TestWhatifControlPolicy: the suite's control runs on its own as a
+// policy, EASY planning every queued job's limit a minute longer.
+func TestWhatifControlPolicy(t *testing.T) {
+	runs, err := parsePolicies("easy,"+suiteControl, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[1].name != suiteControl || runs[1].policy != model.PolicyEASY || runs[1].pad != suiteControlPad || runs[0].pad != 0 {
+		t.Fatalf("parsed %+v", runs)
+	}
+	out, stderr, err := runCLI(t, "whatif", "--trace", "synth:jobs=200,seed=3,cards=32", "--cluster", "hgx:4",
+		"--policy", "easy,"+suiteControl, "--json")
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Results []struct{ Policy string } `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 2 || got.Results[1].Policy != suiteControl {
+		t.Fatalf("results %+v: %v", got.Results, err)
 	}
 }
