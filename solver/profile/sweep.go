@@ -309,7 +309,8 @@ func (p *Profile) events() ([]baseEvent, []gap, []gap) {
 		p.gapsIn, p.sc.gapTmp = countingSort(p.gapsIn, p.sc.gapTmp, &p.sc.ct, gapStart, byStart)
 		p.gapsOut, p.sc.gapTmp = countingSort(p.gapsOut, p.sc.gapTmp, &p.sc.ct, gapEnd, byEnd)
 	}
-	p.evValid, p.evDirty = true, p.evDirty[:0]
+	p.evValid = true
+	p.dropDirty()
 	p.baseGen = p.gen
 	return p.base, p.gapsIn, p.gapsOut
 }
