@@ -21,6 +21,8 @@ type scratch struct {
 	inSet     []bool
 	evMark    []bool // per card: its events are being patched (events)
 	evNoted   []bool // per card: in Profile.evDirty
+	// A sweep's nodes and cards touched (feasibility), kept empty.
+	fNodes, fCards []int32
 
 	// events' counting sorts: their working memory and spare buffers.
 	ct      countingScratch
