@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/huitian/huitian/model"
@@ -280,12 +281,19 @@ func (c *cycle) protectionFits(d estimate.Dist, t int64) bool {
 // runtime at the reservation quantile, without committing it. Only the
 // first PendingEstimates jobs get one; the rest stay unknown.
 func (c *cycle) estimateStarts(ctx context.Context) {
-	// Jobs of one shape get one answer: the profile does not change here.
-	type shapeKey struct {
-		req        profile.Request
-		dur, after int64
+	// The profile does not change here, so jobs of one shape (request
+	// and earliest allowed start) are answered from the same profile, and
+	// a shape's earliest start never comes sooner for a longer runtime
+	// (the cards free long enough only shrink). A runtime between two
+	// asked whose answers agree has that answer too, and so has one
+	// shorter than a runtime answered with after, the soonest possible:
+	// no sweep. (Most of the jobs asked about wait behind the head, and
+	// a job that opted out of backfill is asked from the head's start.)
+	type shape struct {
+		req   profile.Request
+		after int64
 	}
-	cache := map[shapeKey]int64{}
+	answers := map[shape][]durStart{}
 	n := 0
 	for i := range c.d.Pending {
 		p := &c.d.Pending[i]
@@ -306,19 +314,47 @@ func (c *cycle) estimateStarts(ctx context.Context) {
 		if j.Backfill == model.BackfillOptOut && len(c.resv) > 0 {
 			after = c.resv[0].t // it starts only once the jobs ahead have
 		}
-		key := shapeKey{req: profile.RequestOf(j), dur: d, after: after}
-		t, seen := cache[key]
-		if !seen {
-			t = -1
-			if st, ok := c.prof.EarliestTime(after, d, key.req); ok {
+		sh := shape{req: profile.RequestOf(j), after: after}
+		t, known := between(answers[sh], d, after)
+		if !known {
+			t = neverStarts
+			if st, ok := c.prof.EarliestTime(after, d, sh.req); ok {
 				t = st
 			}
-			cache[key] = t
+			answers[sh] = append(answers[sh], durStart{d, t})
 		}
-		if t >= 0 {
+		if t != neverStarts {
 			p.EstimatedStart = c.at(t)
 		}
 	}
+}
+
+// durStart is an earliest start (neverStarts: none) found for a runtime.
+type durStart struct{ dur, t int64 }
+
+const neverStarts = math.MaxInt64
+
+// between answers the earliest start of a runtime dur from those found
+// for other runtimes of the same shape, when they decide it: the answer
+// is at least after and at least that of any shorter runtime, and at
+// most that of any longer one.
+func between(found []durStart, dur, after int64) (int64, bool) {
+	lo, hi := after, int64(neverStarts)
+	longer := false
+	for _, f := range found {
+		if f.dur == dur {
+			return f.t, true
+		}
+		if f.dur < dur {
+			lo = max(lo, f.t)
+		} else {
+			hi, longer = min(hi, f.t), true
+		}
+	}
+	if lo == neverStarts || longer && lo == hi {
+		return lo, true
+	}
+	return 0, false
 }
 
 func (c *cycle) jobByID(id string) *model.Job {
