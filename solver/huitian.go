@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -141,6 +142,9 @@ type Huitian struct {
 	// buffer of the next cycle's (runningDist).
 	runEsts, runEstsNext []runEst
 	runEstAt             []int32
+	// needs are the messages of jobs waiting for free cards, by card
+	// count (needsMsg).
+	needs []string
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit
@@ -198,6 +202,38 @@ type cycle struct {
 	pendPos   []int              // queue position of each pending entry
 	cardScale float64            // mean cards of this cycle's LP candidates (value's unit)
 	sat       int8               // saturated(): 0 not yet known, 1 yes, -1 no
+	// The messages of the waiting jobs that name the job they wait
+	// behind, made once a cycle: a deep queue gets one per job.
+	optOutMsg, saturatedMsg, delayMsg behindMsg
+}
+
+// behindMsg is a message naming the job others wait behind, kept while
+// that job is the same.
+type behindMsg struct{ waiting, msg string }
+
+// of returns prefix+waiting+suffix, the string made last time when
+// waiting is the same.
+func (m *behindMsg) of(prefix, waiting, suffix string) string {
+	if m.msg == "" || m.waiting != waiting {
+		m.waiting, m.msg = waiting, prefix+waiting+suffix
+	}
+	return m.msg
+}
+
+// needsMsg is the message of a job of the given cards that waits for
+// cards to come free, made once per card count: a deep queue gets one
+// per job every cycle.
+func (h *Huitian) needsMsg(cards int) string {
+	if cards < 0 || cards > 1<<16 {
+		return "needs " + strconv.Itoa(cards) + " cards, not enough free"
+	}
+	if cards >= len(h.needs) {
+		h.needs = append(h.needs, make([]string, cards+1-len(h.needs))...)
+	}
+	if h.needs[cards] == "" {
+		h.needs[cards] = "needs " + strconv.Itoa(cards) + " cards, not enough free"
+	}
+	return h.needs[cards]
 }
 
 type jobEst struct {
@@ -602,9 +638,9 @@ func (c *cycle) backfillSaturated(j *model.Job) {
 	case !c.prof.CanEverFit(req):
 		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 	case j.Backfill == model.BackfillOptOut:
-		c.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+c.waiting)
+		c.pending(j, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
 	default:
-		c.pending(j, model.PendingPriority, "the queue is saturated: no backfill beyond EASY's while "+c.waiting+" waits")
+		c.pending(j, model.PendingPriority, c.saturatedMsg.of("the queue is saturated: no backfill beyond EASY's while ", c.waiting, " waits"))
 	}
 }
 

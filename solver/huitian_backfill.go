@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
@@ -180,7 +179,7 @@ func (c *cycle) windowOf(cards []int) int64 {
 func (c *cycle) backfill(k int) {
 	j := &c.s.Queued[k]
 	if j.Backfill == model.BackfillOptOut {
-		c.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+c.waiting)
+		c.pending(j, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
 		return
 	}
 	req := profile.RequestOf(j)
@@ -189,7 +188,7 @@ func (c *cycle) backfill(k int) {
 		return
 	}
 	if c.prof.FreeCount() < j.Cards {
-		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
+		c.pending(j, model.PendingResources, c.h.needsMsg(j.Cards))
 		return
 	}
 	e := c.queuedEst(k)
@@ -242,9 +241,9 @@ func (c *cycle) backfill(k int) {
 	case tooRisky:
 		c.pending(j, model.PendingPriority, fmt.Sprintf("would likely delay %s: preemption probability above %.3f", c.waiting, thr))
 	case last == profile.NoCards:
-		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
+		c.pending(j, model.PendingResources, c.h.needsMsg(j.Cards))
 	case last == profile.Claimed:
-		c.pending(j, model.PendingPriority, "would delay the reservation of "+c.waiting)
+		c.pending(j, model.PendingPriority, c.delayMsg.of("would delay the reservation of ", c.waiting, ""))
 	default:
 		c.pending(j, model.PendingTopology, "free cards do not meet "+req.String())
 	}
