@@ -3,7 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"math"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
@@ -179,7 +179,7 @@ func (c *cycle) windowOf(cards []int) int64 {
 func (c *cycle) backfill(k int) {
 	j := &c.s.Queued[k]
 	if j.Backfill == model.BackfillOptOut {
-		c.pending(j, model.PendingOptOut, "opted out of backfill: waits behind "+c.waiting)
+		c.pending(j, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
 		return
 	}
 	req := profile.RequestOf(j)
@@ -188,7 +188,7 @@ func (c *cycle) backfill(k int) {
 		return
 	}
 	if c.prof.FreeCount() < j.Cards {
-		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
+		c.pending(j, model.PendingResources, c.h.needsMsg(j.Cards))
 		return
 	}
 	e := c.queuedEst(k)
@@ -241,9 +241,9 @@ func (c *cycle) backfill(k int) {
 	case tooRisky:
 		c.pending(j, model.PendingPriority, fmt.Sprintf("would likely delay %s: preemption probability above %.3f", c.waiting, thr))
 	case last == profile.NoCards:
-		c.pending(j, model.PendingResources, "needs "+strconv.Itoa(j.Cards)+" cards, not enough free")
+		c.pending(j, model.PendingResources, c.h.needsMsg(j.Cards))
 	case last == profile.Claimed:
-		c.pending(j, model.PendingPriority, "would delay the reservation of "+c.waiting)
+		c.pending(j, model.PendingPriority, c.delayMsg.of("would delay the reservation of ", c.waiting, ""))
 	default:
 		c.pending(j, model.PendingTopology, "free cards do not meet "+req.String())
 	}
@@ -280,12 +280,19 @@ func (c *cycle) protectionFits(d estimate.Dist, t int64) bool {
 // runtime at the reservation quantile, without committing it. Only the
 // first PendingEstimates jobs get one; the rest stay unknown.
 func (c *cycle) estimateStarts(ctx context.Context) {
-	// Jobs of one shape get one answer: the profile does not change here.
-	type shapeKey struct {
-		req        profile.Request
-		dur, after int64
+	// The profile does not change here, so jobs of one shape (request
+	// and earliest allowed start) are answered from the same profile, and
+	// a shape's earliest start never comes sooner for a longer runtime
+	// (the cards free long enough only shrink). A runtime between two
+	// asked whose answers agree has that answer too, and so has one
+	// shorter than a runtime answered with after, the soonest possible:
+	// no sweep. (Most of the jobs asked about wait behind the head, and
+	// a job that opted out of backfill is asked from the head's start.)
+	type shape struct {
+		req   profile.Request
+		after int64
 	}
-	cache := map[shapeKey]int64{}
+	answers := map[shape][]durStart{}
 	n := 0
 	for i := range c.d.Pending {
 		p := &c.d.Pending[i]
@@ -306,19 +313,47 @@ func (c *cycle) estimateStarts(ctx context.Context) {
 		if j.Backfill == model.BackfillOptOut && len(c.resv) > 0 {
 			after = c.resv[0].t // it starts only once the jobs ahead have
 		}
-		key := shapeKey{req: profile.RequestOf(j), dur: d, after: after}
-		t, seen := cache[key]
-		if !seen {
-			t = -1
-			if st, ok := c.prof.EarliestTime(after, d, key.req); ok {
+		sh := shape{req: profile.RequestOf(j), after: after}
+		t, known := between(answers[sh], d, after)
+		if !known {
+			t = neverStarts
+			if st, ok := c.prof.EarliestTime(after, d, sh.req); ok {
 				t = st
 			}
-			cache[key] = t
+			answers[sh] = append(answers[sh], durStart{d, t})
 		}
-		if t >= 0 {
+		if t != neverStarts {
 			p.EstimatedStart = c.at(t)
 		}
 	}
+}
+
+// durStart is an earliest start (neverStarts: none) found for a runtime.
+type durStart struct{ dur, t int64 }
+
+const neverStarts = math.MaxInt64
+
+// between answers the earliest start of a runtime dur from those found
+// for other runtimes of the same shape, when they decide it: the answer
+// is at least after and at least that of any shorter runtime, and at
+// most that of any longer one.
+func between(found []durStart, dur, after int64) (int64, bool) {
+	lo, hi := after, int64(neverStarts)
+	longer := false
+	for _, f := range found {
+		if f.dur == dur {
+			return f.t, true
+		}
+		if f.dur < dur {
+			lo = max(lo, f.t)
+		} else {
+			hi, longer = min(hi, f.t), true
+		}
+	}
+	if lo == neverStarts || longer && lo == hi {
+		return lo, true
+	}
+	return 0, false
 }
 
 func (c *cycle) jobByID(id string) *model.Job {

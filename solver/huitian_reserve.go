@@ -42,8 +42,10 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
 	planned = c.contracts()
+	base := baseline.HeldUntils(s, nil)
 	prep := baseline.Prepared{Order: c.behindTheirHeads(baseline.QueueOrder(s.Queued)), Cards: c.runCards}
-	core, c.waiting, err = h.core.PlanBrief(ctx, c.withReleases(planned), prep)
+	prep.Until = c.withReleases(base, planned)
+	core, c.waiting, err = h.core.PlanBrief(ctx, s, prep)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -84,11 +86,12 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if !more {
 			return nil, nil, false
 		}
-		alt := c.withReleases(yield)
+		alt := prep
+		alt.Until = c.withReleases(base, yield)
 		// The main pass alone says where the head would start, and most
 		// tries gain too little to keep: plan the rest only for one kept,
 		// or when the head was left to the backfill pass.
-		m, err := h.core.Main(ctx, alt, prep)
+		m, err := h.core.Main(ctx, s, alt)
 		if err != nil {
 			return nil, nil, false
 		}
@@ -99,7 +102,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if decided && !keep(t1) {
 			return nil, nil, false
 		}
-		d, waiting, err := h.core.PlanBrief(ctx, alt, prep)
+		d, waiting, err := h.core.PlanBrief(ctx, s, alt)
 		if err != nil {
 			return nil, nil, false
 		}
@@ -288,20 +291,23 @@ func (c *cycle) contracts() map[int]preempt.Release {
 	return out
 }
 
-// withReleases returns the snapshot with each job in rel ending when it
-// must have yielded (its time limit cut to that), for EASY to plan on.
-func (c *cycle) withReleases(rel map[int]preempt.Release) *model.Snapshot {
+// withReleases returns the running jobs' busy times (base, from
+// baseline.HeldUntils) with each job in rel ending when it must have
+// yielded (its time limit cut to that), for EASY to plan on: base itself
+// when rel is empty, else a copy.
+func (c *cycle) withReleases(base []int64, rel map[int]preempt.Release) []int64 {
 	if len(rel) == 0 {
-		return c.s
+		return base
 	}
-	alt := *c.s
-	alt.Running = slices.Clone(c.s.Running)
+	out := slices.Clone(base)
+	grace := baseline.OverrunGrace(c.s)
 	for i, r := range rel {
-		if lim := r.At.Sub(alt.Running[i].Start); lim < alt.Running[i].Job.TimeLimit {
-			alt.Running[i].Job.TimeLimit = lim
+		run := &c.s.Running[i]
+		if lim := r.At.Sub(run.Start); lim < run.Job.TimeLimit {
+			out[i] = baseline.HeldUntil(c.s.Now, run.Start, lim, grace)
 		}
 	}
-	return &alt
+	return out
 }
 
 func startsJob(d *model.Decision, id string) bool {

@@ -112,10 +112,15 @@ func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision
 // planner resolve them. It holds for every snapshot with the same queue
 // and the same running jobs on the same cards. The planner keeps the card
 // slices from one plan to the next (the same slice is the same cards): a
-// caller must not modify one once given.
+// caller must not modify one once given. Until, when not nil, is each
+// running job's busy time in seconds from now, HeldUntils(s) or what a
+// what-if makes of it (a few jobs ending sooner), read instead of the
+// running jobs' limits: a what-if then plans s itself rather than a copy
+// of its running jobs with those limits changed.
 type Prepared struct {
 	Order []int
 	Cards [][]int
+	Until []int64
 }
 
 // PlanPrepared is Plan with what was prepared.
@@ -165,8 +170,12 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 			return nil, "", err
 		}
 	}
-	st.until = heldUntils(s, st.until)
-	prof := st.ld.load(s, prep.Cards, st.until, pl.FromScratch)
+	until := prep.Until
+	if until == nil {
+		st.until = HeldUntils(s, st.until)
+		until = st.until
+	}
+	prof := st.ld.load(s, prep.Cards, until, pl.FromScratch)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
 	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull}
 	if !w.brief {
@@ -194,7 +203,7 @@ func Load(s *model.Snapshot) (*profile.Profile, error) {
 		return nil, err
 	}
 	var l loader
-	return l.load(s, cards, heldUntils(s, nil), true), nil
+	return l.load(s, cards, HeldUntils(s, nil), true), nil
 }
 
 // Resolve returns the dense numbers of every running job's cards, by
@@ -240,10 +249,11 @@ func OverrunGrace(s *model.Snapshot) int64 {
 	return Seconds(s.Options.OverrunGrace)
 }
 
-// heldUntil is when a running job's cards are free, in seconds from now:
-// at its start plus its time limit, or a grace from now once past it.
-func heldUntil(s *model.Snapshot, r *model.Running, grace int64) int64 {
-	if end := Rel(s.Now, r.Start.Add(r.Job.TimeLimit)); end > 0 {
+// HeldUntil is when a job running since start with the given time limit
+// frees its cards, in seconds from now: at its start plus its limit, or
+// grace (OverrunGrace) from now once past it.
+func HeldUntil(now, start time.Time, limit time.Duration, grace int64) int64 {
+	if end := Rel(now, start.Add(limit)); end > 0 {
 		return end
 	}
 	return grace

@@ -149,13 +149,14 @@ func sameCards(a, b []int) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// heldUntils returns each running job's busy time in seconds from now, as
-// Hold gives it, in buf.
-func heldUntils(s *model.Snapshot, buf []int64) []int64 {
+// HeldUntils returns each running job's busy time in seconds from now, as
+// Hold gives it (HeldUntil), in buf.
+func HeldUntils(s *model.Snapshot, buf []int64) []int64 {
 	grace := OverrunGrace(s)
 	buf = buf[:0]
 	for i := range s.Running {
-		buf = append(buf, heldUntil(s, &s.Running[i], grace))
+		r := &s.Running[i]
+		buf = append(buf, HeldUntil(s.Now, r.Start, r.Job.TimeLimit, grace))
 	}
 	return buf
 }

@@ -20,6 +20,9 @@ type scratch struct {
 	groupCap  []int32
 	inSet     []bool
 	evMark    []bool // per card: its events are being patched (events)
+	evNoted   []bool // per card: in Profile.evDirty
+	// A sweep's nodes and cards touched (feasibility), kept empty.
+	fNodes, fCards []int32
 
 	// events' counting sorts: their working memory and spare buffers.
 	ct      countingScratch
@@ -49,6 +52,7 @@ func (s *scratch) init(lay *model.Layout, ngroups int) {
 	s.switchCap = make([]int32, ngroups)
 	s.inSet = make([]bool, len(lay.Cards))
 	s.evMark = make([]bool, len(lay.Cards))
+	s.evNoted = make([]bool, len(lay.Cards))
 	s.bits = make([]uint64, (len(lay.Cards)+63)/64)
 }
 

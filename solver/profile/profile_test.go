@@ -369,3 +369,35 @@ func TestEarliestStartOrStops(t *testing.T) {
 		}
 	}
 }
+
+// TestEarliestTimeMonotoneInDuration: for one request and one earliest
+// allowed start, a longer runtime never starts sooner, and never before
+// after; a job that never fits for a runtime never fits for a longer one.
+// huitian's estimated starts answer runtimes between two asked from them.
+func TestEarliestTimeMonotoneInDuration(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := randomBusyProfile(t)
+		for i := range rapid.IntRange(0, 4).Draw(t, "reservations") {
+			req := randomRequest(t, fmt.Sprintf("res%d", i))
+			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
+			if st, cards, ok := p.EarliestStart(int64(rapid.IntRange(0, 30).Draw(t, "after")), dur, req); ok {
+				if err := p.Reserve(cards, st, st+dur); err != nil {
+					t.Fatalf("reserve what EarliestStart found: %v", err)
+				}
+			}
+		}
+		req := randomRequest(t, "req")
+		after := int64(rapid.IntRange(0, 60).Draw(t, "after"))
+		last, lastOK := after, true
+		for dur := int64(1); dur <= 80; dur++ {
+			st, ok := p.EarliestTime(after, dur, req)
+			if ok && !lastOK {
+				t.Fatalf("dur %d starts at %d, a shorter one never", dur, st)
+			}
+			if ok && st < last {
+				t.Fatalf("dur %d starts at %d, before a shorter one's %d (after %d)", dur, st, last, after)
+			}
+			last, lastOK = st, ok
+		}
+	})
+}

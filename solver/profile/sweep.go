@@ -309,7 +309,8 @@ func (p *Profile) events() ([]baseEvent, []gap, []gap) {
 		p.gapsIn, p.sc.gapTmp = countingSort(p.gapsIn, p.sc.gapTmp, &p.sc.ct, gapStart, byStart)
 		p.gapsOut, p.sc.gapTmp = countingSort(p.gapsOut, p.sc.gapTmp, &p.sc.ct, gapEnd, byEnd)
 	}
-	p.evValid, p.evDirty = true, p.evDirty[:0]
+	p.evValid = true
+	p.dropDirty()
 	p.baseGen = p.gen
 	return p.base, p.gapsIn, p.gapsOut
 }
@@ -527,7 +528,10 @@ type feasibility struct {
 }
 
 func newFeasibility(p *Profile, req Request) *feasibility {
-	f := &feasibility{p: p, req: req}
+	// The lists of nodes and cards touched reuse the last sweep's arrays
+	// (reset leaves them empty): grown anew for every sweep, they were
+	// the most allocated memory of a 200,000-job replay after its clones.
+	f := &feasibility{p: p, req: req, nodes: p.sc.fNodes[:0], cards: p.sc.fCards[:0]}
 	switch {
 	case req.Topology == model.TopologySameNode:
 		f.nodeTh = int32(req.Cards)
@@ -637,4 +641,5 @@ func (f *feasibility) reset() {
 		sc.inSet[c] = false
 	}
 	f.cards = f.cards[:0]
+	sc.fNodes, sc.fCards = f.nodes, f.cards
 }
