@@ -526,6 +526,7 @@ func TestYieldedForStaysBehind(t *testing.T) {
 // about to end is not suspended for the head, though by the limits the
 // head would start 95 minutes earlier: the median of its remaining time
 // is within MinGain, so its yield would gain the head less than that.
+// Other users' history does not count: the job is then taken at its limit.
 func TestEndingJobNotToldToYield(t *testing.T) {
 	now := modeltest.Epoch.Add(time.Hour)
 	reg := modeltest.Job("reg").Cards(6).Limit(15 * time.Minute).Build()
@@ -535,10 +536,19 @@ func TestEndingJobNotToldToYield(t *testing.T) {
 	r.Kind = model.Backfill
 	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{head},
 		Running: []model.Running{modeltest.Running(reg, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 0, 6)...), r}}
-	for _, run := range []time.Duration{12 * time.Minute, 100 * time.Minute} {
+	for _, tc := range []struct {
+		user string // whose jobs the history holds
+		run  time.Duration
+		told bool
+	}{
+		{"ann", 12 * time.Minute, false},
+		{"ann", 100 * time.Minute, true},
+		{"bob", 12 * time.Minute, true}, // not ann's own: bf is taken at its limit
+	} {
+		run := tc.run
 		h := NewHuitianGreedy(DefaultConfig())
 		for k := range 20 {
-			j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Cards(2).Limit(110 * time.Minute).Build()
+			j := modeltest.Job(fmt.Sprintf("h%d", k)).User(tc.user).Cards(2).Limit(110 * time.Minute).Build()
 			start := modeltest.Epoch.Add(time.Duration(k-40) * time.Hour)
 			took := run + time.Duration(k%5)*time.Minute
 			h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(took), Exit: model.ExitCompleted})
@@ -548,8 +558,8 @@ func TestEndingJobNotToldToYield(t *testing.T) {
 			t.Fatal(err)
 		}
 		told := len(d.Preemptions) == 1 && d.Preemptions[0].JobID == "bf"
-		if want := run > 30*time.Minute; told != want {
-			t.Errorf("ann's jobs run %v: bf told to yield %v (preemptions %+v), want %v", run, told, d.Preemptions, want)
+		if told != tc.told {
+			t.Errorf("%s's jobs run %v: bf told to yield %v (preemptions %+v), want %v", tc.user, run, told, d.Preemptions, tc.told)
 		}
 	}
 }

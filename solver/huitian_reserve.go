@@ -10,6 +10,7 @@ import (
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
+	"github.com/huitian/huitian/solver/estimate"
 	"github.com/huitian/huitian/solver/preempt"
 )
 
@@ -146,12 +147,30 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 // often a backfill job EASY itself started) may be about to end: on
 // synth seed 3 at load 0.7, a job suspended for a 10-minute gain by the
 // limits gained the head 114 s and held a later job back 432 s.
+//
+// Only the job's own history is trusted for this: a job whose estimate
+// rests on other users' jobs (the class's, everyone's) or on nothing is
+// taken at its limit, as EASY takes it, and may yield.
 func (c *cycle) endsSoon(i int) bool {
 	r := &c.s.Running[i]
+	e := c.h.estEntryOf(&r.Job)
+	if !ownHistory(e.basis) {
+		return false
+	}
 	limit := r.Job.TimeLimit.Seconds()
-	rj := runningJob{total: c.h.estEntryOf(&r.Job).ratios.Of(limit), limit: limit,
+	rj := runningJob{total: e.ratios.Of(limit), limit: limit,
 		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
 	return rj.heldQuantile(c.grace, 0.5) <= c.h.cfg.Preempt.MinGain.Seconds()
+}
+
+// ownHistory says whether an estimate rests on the user's own finished
+// jobs, and the estimator trusts them.
+func ownHistory(b estimate.Basis) bool {
+	switch b.Level {
+	case "user+class+cards", "user+class", "user":
+		return !b.Unreliable
+	}
+	return false
 }
 
 // easyParams are the guarantee's: EASY at the snapshot's reservation depth
