@@ -142,6 +142,9 @@ type Huitian struct {
 	// buffer of the next cycle's (runningDist).
 	runEsts, runEstsNext []runEst
 	runEstAt             []int32
+	// held is the guarantee's running jobs' busy times (HeldUntils),
+	// kept for its memory.
+	held []int64
 	// needs are the messages of jobs waiting for free cards, by card
 	// count (needsMsg).
 	needs []string

@@ -10,7 +10,6 @@ import (
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
-	"github.com/huitian/huitian/solver/estimate"
 	"github.com/huitian/huitian/solver/preempt"
 )
 
@@ -43,7 +42,8 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
 	planned = c.contracts()
-	base := baseline.HeldUntils(s, nil)
+	h.held = baseline.HeldUntils(s, h.held)
+	base := h.held
 	prep := baseline.Prepared{Order: c.behindTheirHeads(baseline.QueueOrder(s.Queued)), Cards: c.runCards}
 	prep.Until = c.withReleases(base, planned)
 	core, c.waiting, err = h.core.PlanBrief(ctx, s, prep)
@@ -154,23 +154,13 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 func (c *cycle) endsSoon(i int) bool {
 	r := &c.s.Running[i]
 	e := c.h.estEntryOf(&r.Job)
-	if !ownHistory(e.basis) {
+	if !e.basis.Own() {
 		return false
 	}
 	limit := r.Job.TimeLimit.Seconds()
 	rj := runningJob{total: e.ratios.Of(limit), limit: limit,
 		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
 	return rj.heldQuantile(c.grace, 0.5) <= c.h.cfg.Preempt.MinGain.Seconds()
-}
-
-// ownHistory says whether an estimate rests on the user's own finished
-// jobs, and the estimator trusts them.
-func ownHistory(b estimate.Basis) bool {
-	switch b.Level {
-	case "user+class+cards", "user+class", "user":
-		return !b.Unreliable
-	}
-	return false
 }
 
 // easyParams are the guarantee's: EASY at the snapshot's reservation depth
@@ -319,11 +309,10 @@ func (c *cycle) withReleases(base []int64, rel map[int]preempt.Release) []int64 
 		return base
 	}
 	out := slices.Clone(base)
-	grace := baseline.OverrunGrace(c.s)
 	for i, r := range rel {
 		run := &c.s.Running[i]
 		if lim := r.At.Sub(run.Start); lim < run.Job.TimeLimit {
-			out[i] = baseline.HeldUntil(c.s.Now, run.Start, lim, grace)
+			out[i] = baseline.HeldUntil(c.s.Now, run.Start, lim, c.grace)
 		}
 	}
 	return out

@@ -264,3 +264,24 @@ func TestTokenNewErrorRing(t *testing.T) {
 		t.Error("the token is still current after the user+class's first score")
 	}
 }
+
+// TestBasisOwn: only the user's own levels, trusted, are the user's own
+// history.
+func TestBasisOwn(t *testing.T) {
+	for _, tc := range []struct {
+		b    Basis
+		want bool
+	}{
+		{Basis{Level: "user+class+cards"}, true},
+		{Basis{Level: "user+class"}, true},
+		{Basis{Level: "user"}, true},
+		{Basis{Level: "user", Unreliable: true}, false},
+		{Basis{Level: "class"}, false},
+		{Basis{Level: "all"}, false},
+		{Basis{Level: "limit"}, false},
+	} {
+		if got := tc.b.Own(); got != tc.want {
+			t.Errorf("%+v.Own() = %v, want %v", tc.b, got, tc.want)
+		}
+	}
+}

@@ -26,6 +26,16 @@ type Basis struct {
 	Exceed     float64 // share of recent jobs that outlived their predicted p90
 }
 
+// Own says whether the estimate rests on the user's own finished jobs
+// (the first three levels) and the estimator trusts them.
+func (b Basis) Own() bool {
+	switch b.Level {
+	case levelNames[0], levelNames[1], levelNames[2]:
+		return !b.Unreliable
+	}
+	return false
+}
+
 func (b Basis) String() string {
 	// Built by hand: a plan writes one per backfill start and pending job.
 	buf := make([]byte, 0, 64)

@@ -126,21 +126,27 @@ func randomBusyProfile(t *rapid.T) *Profile {
 	return p
 }
 
+// reserveRandomly reserves up to four random requests where EarliestStart
+// puts them.
+func reserveRandomly(t *rapid.T, p *Profile) {
+	for i := range rapid.IntRange(0, 4).Draw(t, "reservations") {
+		req := randomRequest(t, fmt.Sprintf("res%d", i))
+		dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
+		if st, cards, ok := p.EarliestStart(int64(rapid.IntRange(0, 30).Draw(t, "after")), dur, req); ok {
+			if err := p.Reserve(cards, st, st+dur); err != nil {
+				t.Fatalf("reserve what EarliestStart found: %v", err)
+			}
+		}
+	}
+}
+
 // TestEarliestStartMatchesBrute: the sweep and the exhaustive search agree
 // on time and cards, over random clusters, busy cards and reservations.
 func TestEarliestStartMatchesBrute(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := randomBusyProfile(t)
 		lay := p.Layout()
-		for i := range rapid.IntRange(0, 4).Draw(t, "reservations") {
-			req := randomRequest(t, fmt.Sprintf("res%d", i))
-			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
-			if st, cards, ok := p.EarliestStart(int64(rapid.IntRange(0, 30).Draw(t, "after")), dur, req); ok {
-				if err := p.Reserve(cards, st, st+dur); err != nil {
-					t.Fatalf("reserve what EarliestStart found: %v", err)
-				}
-			}
-		}
+		reserveRandomly(t, p)
 		req := randomRequest(t, "req")
 		after := int64(rapid.IntRange(0, 60).Draw(t, "after"))
 		dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
@@ -377,15 +383,7 @@ func TestEarliestStartOrStops(t *testing.T) {
 func TestEarliestTimeMonotoneInDuration(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := randomBusyProfile(t)
-		for i := range rapid.IntRange(0, 4).Draw(t, "reservations") {
-			req := randomRequest(t, fmt.Sprintf("res%d", i))
-			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
-			if st, cards, ok := p.EarliestStart(int64(rapid.IntRange(0, 30).Draw(t, "after")), dur, req); ok {
-				if err := p.Reserve(cards, st, st+dur); err != nil {
-					t.Fatalf("reserve what EarliestStart found: %v", err)
-				}
-			}
-		}
+		reserveRandomly(t, p)
 		req := randomRequest(t, "req")
 		after := int64(rapid.IntRange(0, 60).Draw(t, "after"))
 		last, lastOK := after, true
