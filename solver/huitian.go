@@ -200,7 +200,10 @@ type cycle struct {
 	grace     int64
 	byID      map[string]int
 	runCards  [][]int            // each running job's cards (baseline.CardIDs.Resolve)
+	runEst    []runEst           // each running job's runtime distribution (runningDist)
+	remHeld   []remHeld          // running jobs' remaining times, once asked (runningRem)
 	order     []int              // the queue in queue order (queueOrder)
+	easyOrder []int              // the queue in EASY's order (no compensation): the guarantee's
 	posOf     map[*model.Job]int // queue position of each queued job
 	pendPos   []int              // queue position of each pending entry
 	cardScale float64            // mean cards of this cycle's LP candidates (value's unit)
@@ -290,17 +293,30 @@ func (h *Huitian) estEntryOf(j *model.Job) *estEntry {
 	}
 	key := estKey{j.User, j.Class, j.Cards}
 	e := h.est[key]
-	if e == nil || !h.mem.hist.Current(e.tok) {
-		r, b, tok := h.mem.hist.EstimateRatios(j.User, j.Class, j.Cards)
-		b.Quantile = h.cfg.Quantile
-		if e == nil {
-			e = &estEntry{}
-			h.est[key] = e
-		}
-		*e = estEntry{ratios: r, basis: b, tok: tok}
+	if e == nil {
+		e = &estEntry{}
+		h.est[key] = e
+		h.estimate(e, j)
+	}
+	h.fresh(e, j)
+	return e
+}
+
+// fresh brings e, the cache entry of j's user, class and card count
+// (found in h.est, or kept by a running job's runEst after a sweep dropped
+// it: it is still right), up to date with the history.
+func (h *Huitian) fresh(e *estEntry, j *model.Job) {
+	if !h.mem.hist.Current(e.tok) {
+		h.estimate(e, j)
 	}
 	e.used = h.estPlan
-	return e
+}
+
+// estimate computes e for j's user, class and card count.
+func (h *Huitian) estimate(e *estEntry, j *model.Job) {
+	r, b, tok := h.mem.hist.EstimateRatios(j.User, j.Class, j.Cards)
+	b.Quantile = h.cfg.Quantile
+	*e = estEntry{ratios: r, basis: b, tok: tok}
 }
 
 // runEst is a running job's runtime distribution as the last cycle
@@ -312,8 +328,10 @@ type runEst struct {
 	user, class string
 	cards       int
 	limit       time.Duration
+	entry       *estEntry // the cache entry dist was scaled from
 	tok         estimate.Token
 	dist        estimate.Dist
+	own         bool // the estimate rests on the user's own history (Basis.Own)
 }
 
 // runningDist returns running job i's runtime distribution: the last
@@ -326,18 +344,29 @@ func (c *cycle) runningDist(i int, next []runEst) []runEst {
 	cards := c.runCards[i]
 	if len(cards) > 0 {
 		if k := h.runEstAt[cards[0]]; k >= 0 && int(k) < len(h.runEsts) {
-			if re := &h.runEsts[k]; re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit && h.mem.hist.Current(re.tok) {
+			if re := &h.runEsts[k]; re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit {
 				h.runEstAt[cards[0]] = int32(len(next))
-				return append(next, *re)
+				if h.mem.hist.Current(re.tok) {
+					return append(next, *re)
+				}
+				// The history moved: the same entry, brought up to
+				// date, without looking it up again.
+				h.fresh(re.entry, j)
+				return append(next, runEstOf(j, re.entry))
 			}
 		}
 	}
-	e := h.estEntryOf(j)
-	re := runEst{user: j.User, class: j.Class, cards: j.Cards, limit: j.TimeLimit, tok: e.tok, dist: e.ratios.Of(j.TimeLimit.Seconds())}
+	re := runEstOf(j, h.estEntryOf(j))
 	if len(cards) > 0 {
 		h.runEstAt[cards[0]] = int32(len(next))
 	}
 	return append(next, re)
+}
+
+// runEstOf is j's runEst from its current cache entry e.
+func runEstOf(j *model.Job, e *estEntry) runEst {
+	return runEst{user: j.User, class: j.Class, cards: j.Cards, limit: j.TimeLimit, entry: e, tok: e.tok,
+		dist: e.ratios.Of(j.TimeLimit.Seconds()), own: e.basis.Own()}
 }
 
 // sweepEstimates starts a plan's use of the estimate cache: it counts the
@@ -361,7 +390,7 @@ func (h *Huitian) sweepEstimates() {
 // it in *buf: a new array only when the old one is too short.
 func resized[T any](buf *[]T, n int) []T {
 	if cap(*buf) < n {
-		*buf = make([]T, n)
+		*buf = make([]T, n, n+n/4) // room to grow: queues and running lists vary a little each cycle
 	}
 	*buf = (*buf)[:n]
 	return *buf
@@ -454,9 +483,34 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	if c.runCards, err = h.cards.Resolve(s); err != nil {
 		return nil, err
 	}
+	// Every running job's runtime distribution: the guarantee asks
+	// whether backfill jobs end soon, the predicted profile holds every
+	// job's cards by it.
+	if len(h.runEstAt) != len(c.lay.Cards) {
+		h.runEstAt = make([]int32, len(c.lay.Cards))
+		for k := range h.runEstAt {
+			h.runEstAt[k] = -1
+		}
+	}
+	next := h.runEstsNext[:0]
+	for i := range s.Running {
+		next = c.runningDist(i, next)
+	}
+	h.runEsts, h.runEstsNext = next, h.runEsts
+	c.runEst = next
 	c.queued = resized(&h.queueds, len(s.Queued))
 	clear(c.queued)
-	c.order = c.behindTheirHeads(h.queueOrder(s.Queued))
+	// EASY's order (the guarantee's) and huitian's differ only by the
+	// compensation of requeued jobs: sorted once when none has any.
+	plain := baseline.QueueOrder(s.Queued)
+	c.easyOrder = c.behindTheirHeads(plain)
+	c.order = c.easyOrder
+	for i := range s.Queued {
+		if preempt.Compensation(h.cfg.Preempt, s.Queued[i].RequeueCount) > 0 {
+			c.order = c.behindTheirHeads(h.queueOrder(s.Queued))
+			break
+		}
+	}
 	c.posOf = make(map[*model.Job]int, len(s.Queued))
 	for n, k := range c.order {
 		c.posOf[&s.Queued[k]] = n
@@ -497,18 +551,10 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	// Every running job's entry is written below; its distributions are
 	// computed when a phase first asks (runningRem): most are never asked.
 	c.running = resized(&c.h.runnings, len(s.Running))
-	if len(c.h.runEstAt) != len(c.lay.Cards) {
-		c.h.runEstAt = make([]int32, len(c.lay.Cards))
-		for k := range c.h.runEstAt {
-			c.h.runEstAt[k] = -1
-		}
-	}
-	next := c.h.runEstsNext[:0]
 	for i := range s.Running {
 		r := &s.Running[i]
-		next = c.runningDist(i, next)
 		rj := runningJob{
-			total: next[len(next)-1].dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(),
+			total: &c.runEst[i].dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(),
 			progress: r.Progress, cap: math.Inf(1),
 		}
 		if rel, ok := yield[i]; ok {
@@ -521,7 +567,6 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 			c.holder[id] = runningHolder(i)
 		}
 	}
-	c.h.runEsts, c.h.runEstsNext = next, c.h.runEsts
 	return nil
 }
 
@@ -760,11 +805,15 @@ func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
 // runningJob is what load read of a running job, and its remaining time
 // once a phase asked for it (runningRem).
 type runningJob struct {
-	total                         estimate.Dist // its runtime estimate
-	limit, elapsed, progress, cap float64       // seconds but progress; cap: when it must have yielded (+Inf: never)
-	known                         bool          // rem and held are computed
-	rem, held                     estimate.Dist // remaining time if left to run; as held (capped)
+	total                         *estimate.Dist // its runtime estimate (in cycle.runEst)
+	limit, elapsed, progress, cap float64        // seconds but progress; cap: when it must have yielded (+Inf: never)
+	remAt                         int32          // 1 + its index in cycle.remHeld once computed, else 0
 }
+
+// remHeld is a running job's remaining time if left to run, and as held
+// (capped where it was told to yield): few jobs a cycle are asked, and a
+// deep cluster's every running job is written each cycle.
+type remHeld struct{ rem, held estimate.Dist }
 
 // overrun says whether the job is past its limit: it is then taken to
 // end a grace from now, whatever the history says.
@@ -777,23 +826,26 @@ func (rj *runningJob) heldQuantile(grace int64, p float64) float64 {
 		held := estimate.Point(float64(grace)).Cap(rj.cap)
 		return held.Quantile(p)
 	}
-	return estimate.RemainingQuantile(rj.total, rj.limit, rj.elapsed, rj.progress, rj.cap, p)
+	return estimate.RemainingQuantile(*rj.total, rj.limit, rj.elapsed, rj.progress, rj.cap, p)
 }
 
 // runningRem returns running job i's remaining time if left to run, and
 // as held in the predicted profile (capped where it was told to yield).
 func (c *cycle) runningRem(i int) (rem, held estimate.Dist) {
 	rj := &c.running[i]
-	if !rj.known {
+	if rj.remAt == 0 {
+		var rh remHeld
 		if rj.overrun() {
-			rj.rem = estimate.Point(float64(c.grace))
+			rh.rem = estimate.Point(float64(c.grace))
 		} else {
-			rj.rem = estimate.Remaining(rj.total, rj.limit, rj.elapsed, rj.progress)
+			rh.rem = estimate.Remaining(*rj.total, rj.limit, rj.elapsed, rj.progress)
 		}
-		rj.held = rj.rem.Cap(rj.cap)
-		rj.known = true
+		rh.held = rh.rem.Cap(rj.cap)
+		c.remHeld = append(c.remHeld, rh)
+		rj.remAt = int32(len(c.remHeld))
 	}
-	return rj.rem, rj.held
+	rh := &c.remHeld[rj.remAt-1]
+	return rh.rem, rh.held
 }
 
 // releaseDist is the distribution of when a card is free: 0 when free now.

@@ -44,7 +44,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	planned = c.contracts()
 	h.held = baseline.HeldUntils(s, h.held)
 	base := h.held
-	prep := baseline.Prepared{Order: c.behindTheirHeads(baseline.QueueOrder(s.Queued)), Cards: c.runCards}
+	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards}
 	prep.Until = c.withReleases(base, planned)
 	core, c.waiting, err = h.core.PlanBrief(ctx, s, prep)
 	if err != nil {
@@ -77,10 +77,10 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		more := false
 		for i := range s.Running {
 			r := &s.Running[i]
-			if _, ok := yield[i]; ok || r.Kind != model.Backfill || c.endsSoon(i) {
+			if _, ok := yield[i]; ok || r.Kind != model.Backfill {
 				continue
 			}
-			if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK {
+			if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK && !c.endsSoon(i) {
 				yield[i], more = rel, true
 			}
 		}
@@ -152,13 +152,11 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 // rests on other users' jobs (the class's, everyone's) or on nothing is
 // taken at its limit, as EASY takes it, and may yield.
 func (c *cycle) endsSoon(i int) bool {
-	r := &c.s.Running[i]
-	e := c.h.estEntryOf(&r.Job)
-	if !e.basis.Own() {
+	r, e := &c.s.Running[i], &c.runEst[i]
+	if !e.own {
 		return false
 	}
-	limit := r.Job.TimeLimit.Seconds()
-	rj := runningJob{total: e.ratios.Of(limit), limit: limit,
+	rj := runningJob{total: &e.dist, limit: r.Job.TimeLimit.Seconds(),
 		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
 	return rj.heldQuantile(c.grace, 0.5) <= c.h.cfg.Preempt.MinGain.Seconds()
 }

@@ -108,6 +108,18 @@ type ring struct {
 	next   int
 	sorted []float64 // nil when stale
 	ver    uint64    // values added: any change to vals bumps it
+	dist   Dist      // FromSorted(sorted, 1) while distOK
+	distOK bool
+}
+
+// ratios is the distribution of the ring's values (FromSorted of them),
+// kept until a value is added: the card counts of a user and class that
+// fall back to its ring share it.
+func (r *ring) ratios() Dist {
+	if !r.distOK {
+		r.dist, r.distOK = FromSorted(r.sortedVals(), 1), true
+	}
+	return r.dist
 }
 
 func (r *ring) add(v float64, capacity int) {
@@ -118,7 +130,7 @@ func (r *ring) add(v float64, capacity int) {
 		r.vals[r.next] = v
 		r.next = (r.next + 1) % capacity
 	}
-	r.sorted = nil
+	r.sorted, r.distOK = nil, false
 }
 
 func (r *ring) sortedVals() []float64 {
@@ -158,14 +170,31 @@ func (e *errRing) rate() (float64, int) {
 	return float64(k) / float64(len(e.hits)), len(e.hits)
 }
 
-func levels(user, class string, cards int) [5]string {
-	return [5]string{
-		"uc\x00" + user + "\x00" + class + "\x00" + strconv.Itoa(cards),
-		"uc\x00" + user + "\x00" + class,
-		"u\x00" + user,
-		"c\x00" + class,
-		"all",
+// levelKey appends to b the key of level i (levelNames) of a user, class
+// and card count: level 1's is also the user+class's error ring's.
+func levelKey(b []byte, i int, user, class string, cards int) []byte {
+	switch i {
+	case 0, 1:
+		b = append(append(append(append(b, "uc\x00"...), user...), 0), class...)
+		if i == 0 {
+			b = strconv.AppendInt(append(b, 0), int64(cards), 10)
+		}
+		return b
+	case 2:
+		return append(append(b, "u\x00"...), user...)
+	case 3:
+		return append(append(b, "c\x00"...), class...)
 	}
+	return append(b, "all"...)
+}
+
+// levels returns every level's key, most specific first.
+func levels(user, class string, cards int) [5]string {
+	var ks [5]string
+	for i := range ks {
+		ks[i] = string(levelKey(nil, i, user, class, cards))
+	}
+	return ks
 }
 
 var levelNames = [5]string{"user+class+cards", "user+class", "user", "class", "all"}
@@ -182,7 +211,7 @@ func (w *Window) Add(r Record) {
 	}
 	ratio := min(r.Runtime/r.Limit, 1)
 	if scored, hit := w.Score(r); scored {
-		ek := "uc\x00" + r.User + "\x00" + r.Class
+		ek := string(levelKey(nil, 1, r.User, r.Class, 0))
 		e := w.errs[ek]
 		if e == nil {
 			e = &errRing{}
@@ -234,8 +263,11 @@ func (w *Window) lookup(user, class string, cards int) ([]float64, int, bool) {
 // lookupRing returns the ring an estimate reads, the first level with
 // MinSamples values, and its level; nil when none has.
 func (w *Window) lookupRing(user, class string, cards int) (*ring, int) {
-	for i, k := range levels(user, class, cards) {
-		if rg := w.keys[k]; rg != nil && len(rg.vals) >= w.cfg.MinSamples {
+	// Each level's key is built on the stack and only as far as needed:
+	// every running job whose history moved asks again.
+	var buf [128]byte
+	for i := range len(levelNames) {
+		if rg := w.keys[string(levelKey(buf[:0], i, user, class, cards))]; rg != nil && len(rg.vals) >= w.cfg.MinSamples {
 			return rg, i
 		}
 	}
@@ -298,9 +330,9 @@ func (w *Window) EstimateRatios(user, class string, cards int) (Ratios, Basis, T
 		return Ratios{limit: true}, Basis{Level: "limit"}, t
 	}
 	t.rg, t.rgVer = rg, rg.ver
-	sorted := rg.sortedVals()
-	b := Basis{Level: levelNames[lvl], Samples: len(sorted)}
-	if e := w.errs["uc\x00"+user+"\x00"+class]; e != nil {
+	b := Basis{Level: levelNames[lvl], Samples: len(rg.vals)}
+	var buf [128]byte
+	if e := w.errs[string(levelKey(buf[:0], 1, user, class, 0))]; e != nil {
 		t.er, t.erVer = e, e.ver
 		rate, n := e.rate()
 		b.Exceed = rate
@@ -310,7 +342,7 @@ func (w *Window) EstimateRatios(user, class string, cards int) (Ratios, Basis, T
 			return Ratios{limit: true}, b, t
 		}
 	}
-	return Ratios{d: FromSorted(sorted, 1)}, b, t
+	return Ratios{d: rg.ratios()}, b, t
 }
 
 // Current says whether EstimateRatios would answer, for the user, class
