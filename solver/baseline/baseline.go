@@ -297,27 +297,41 @@ func QueueOrder(q []model.Job) []int { return QueueOrderBy(q, nil) }
 // QueueOrderBy is QueueOrder with each job's priority raised by bonus
 // (none when nil): huitian raises a requeued job's by its compensation.
 func QueueOrderBy(q []model.Job, bonus func(*model.Job) int) []int {
-	order := make([]int, len(q))
-	prio := make([]int, len(q))
+	// The keys side by side: a deep queue's sort compared times and
+	// priorities through the jobs, a cache miss each.
+	type key struct {
+		prio int
+		sec  int64
+		nsec int32
+		k    int32
+	}
+	keys := make([]key, len(q))
 	for i := range q {
-		order[i], prio[i] = i, q[i].Priority
+		j := &q[i]
+		keys[i] = key{prio: j.Priority, sec: j.Submit.Unix(), nsec: int32(j.Submit.Nanosecond()), k: int32(i)}
 		if bonus != nil {
-			prio[i] += bonus(&q[i])
+			keys[i].prio += bonus(j)
 		}
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := cmp.Compare(prio[b], prio[a]); c != 0 {
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(b.prio, a.prio); c != 0 {
 			return c
 		}
-		ja, jb := &q[a], &q[b]
-		if c := ja.Submit.Compare(jb.Submit); c != 0 {
+		if c := cmp.Compare(a.sec, b.sec); c != 0 {
 			return c
 		}
-		if c := model.CompareIDs(ja.ID, jb.ID); c != 0 {
+		if c := cmp.Compare(a.nsec, b.nsec); c != 0 {
 			return c
 		}
-		return cmp.Compare(a, b)
+		if c := model.CompareIDs(q[a.k].ID, q[b.k].ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.k, b.k)
 	})
+	order := make([]int, len(q))
+	for i, kk := range keys {
+		order[i] = int(kk.k)
+	}
 	return order
 }
 
