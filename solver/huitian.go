@@ -197,8 +197,8 @@ type cycle struct {
 	resv      []resv
 	classes   fragment.Classes
 	waiting   string
+	core      baseline.Brief // the guarantee's decision's queued indexes
 	grace     int64
-	byID      map[string]int
 	runCards  [][]int            // each running job's cards (baseline.CardIDs.Resolve)
 	runEst    []runEst           // each running job's runtime distribution (runningDist)
 	remHeld   []remHeld          // running jobs' remaining times, once asked (runningRem)

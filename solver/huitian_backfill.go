@@ -303,11 +303,8 @@ func (c *cycle) estimateStarts(ctx context.Context) {
 			break
 		}
 		n++
-		j := c.jobByID(p.JobID)
-		if j == nil {
-			continue
-		}
-		e := c.h.estimateOf(j)
+		k := c.order[c.pendPos[i]] // pending entries are not sorted yet
+		j, e := &c.s.Queued[k], c.queuedEst(k)
 		d := max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1)
 		after := int64(1)
 		if j.Backfill == model.BackfillOptOut && len(c.resv) > 0 {
@@ -354,17 +351,4 @@ func between(found []durStart, dur, after int64) (int64, bool) {
 		return lo, true
 	}
 	return 0, false
-}
-
-func (c *cycle) jobByID(id string) *model.Job {
-	if c.byID == nil {
-		c.byID = make(map[string]int, len(c.s.Queued))
-		for i := range c.s.Queued {
-			c.byID[c.s.Queued[i].ID] = i
-		}
-	}
-	if i, ok := c.byID[id]; ok {
-		return &c.s.Queued[i]
-	}
-	return nil
 }

@@ -46,10 +46,11 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	base := h.held
 	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards}
 	prep.Until = c.withReleases(base, planned)
-	core, c.waiting, err = h.core.PlanBrief(ctx, s, prep)
+	core, c.core, err = h.core.PlanBrief(ctx, s, prep)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	c.waiting = c.core.Waiting
 	c.d.Stats.Fallback = core.Stats.Fallback
 	if len(core.Reservations) == 0 {
 		return core, planned, nil, nil
@@ -103,7 +104,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if decided && !keep(t1) {
 			return nil, nil, false
 		}
-		d, waiting, err := h.core.PlanBrief(ctx, s, alt)
+		d, b, err := h.core.PlanBrief(ctx, s, alt)
 		if err != nil {
 			return nil, nil, false
 		}
@@ -111,7 +112,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			if !keep(0) {
 				return nil, nil, false
 			}
-			c.waiting = waiting
+			c.core, c.waiting = b, b.Waiting
 			return d, yield, true
 		}
 		if len(d.Reservations) == 0 || d.Reservations[0].JobID != head.JobID {
@@ -120,7 +121,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if t1 = baseline.Rel(s.Now, d.Reservations[0].Start); !keep(t1) {
 			return nil, nil, false
 		}
-		c.waiting = waiting
+		c.core, c.waiting = b, b.Waiting
 		return d, yield, true
 	}
 	if h.mem.tuner.Params.HoldPreemption {
@@ -375,11 +376,8 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 // reservation it could delay. It returns which queued jobs started.
 func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
 	started := make(map[string]bool, len(core.Starts))
-	for _, st := range core.Starts {
-		j := c.jobByID(st.JobID)
-		if j == nil {
-			return nil, fmt.Errorf("solver: the guarantee started %s, which is not queued", st.JobID)
-		}
+	for n, st := range core.Starts {
+		j := &c.s.Queued[c.core.Starts[n]]
 		cards, err := c.ids(st.Cards)
 		if err != nil {
 			return nil, err
@@ -426,11 +424,8 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 	q := c.h.cfg.Quantile
 	// EASY's intervals first, exactly: they are disjoint where they share
 	// cards (a later reservation may sit before an earlier one's start).
-	for _, r := range core.Reservations {
-		j := c.jobByID(r.JobID)
-		if j == nil {
-			return fmt.Errorf("solver: the guarantee reserved for %s, which is not queued", r.JobID)
-		}
+	for n, r := range core.Reservations {
+		j := &c.s.Queued[c.core.Reservations[n]]
 		cards, err := c.ids(r.Cards)
 		if err != nil {
 			return err

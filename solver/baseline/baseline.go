@@ -129,13 +129,27 @@ func (pl *Planner) PlanPrepared(ctx context.Context, s *model.Snapshot, prep Pre
 	return d, err
 }
 
+// Brief is what PlanBrief says besides its decision.
+type Brief struct {
+	// Waiting is the first job in queue order that waits, "" when none
+	// does (the first pending entry PlanPrepared gives that does not say
+	// the job never fits).
+	Waiting string
+	// Starts and Reservations are the queued index (into s.Queued) of
+	// each of the decision's starts and reservations, in their order: a
+	// caller need not look the jobs up by id in a deep queue.
+	Starts, Reservations []int
+}
+
 // PlanBrief is PlanPrepared for a caller that reads the starts and the
 // reservations alone: the decision lists no pending jobs (a deep queue's
-// list and messages were most of what a plan allocated), and waiting is
-// the first job in queue order that waits, "" when none does (the first
-// pending entry PlanPrepared gives that does not say the job never fits).
-func (pl *Planner) PlanBrief(ctx context.Context, s *model.Snapshot, prep Prepared) (d *model.Decision, waiting string, err error) {
-	return pl.plan(ctx, s, prep, walkBrief)
+// list and messages were most of what a plan allocated).
+func (pl *Planner) PlanBrief(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, Brief, error) {
+	d, w, err := pl.plan(ctx, s, prep, walkBrief)
+	if err != nil {
+		return nil, Brief{}, err
+	}
+	return d, Brief{Waiting: w.waiting, Starts: w.startIdx, Reservations: w.resvIdx}, nil
 }
 
 // Main is PlanBrief cut after the main pass: the jobs in queue order up to
@@ -158,16 +172,16 @@ const (
 	walkMain                  // no pending list, and no backfill pass
 )
 
-func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mode walkMode) (*model.Decision, string, error) {
+func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mode walkMode) (*model.Decision, *walker, error) {
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return nil, "", err
+		return nil, nil, err
 	}
 	st := pl.take()
 	defer pl.state.Store(st)
 	if prep.Cards == nil {
 		var err error
 		if prep.Cards, err = st.ids.Resolve(s); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 	}
 	until := prep.Until
@@ -177,7 +191,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	}
 	prof := st.ld.load(s, prep.Cards, until, pl.FromScratch)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	w := walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull}
+	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull}
 	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
 		d.Pending = make([]model.Pending, 0, len(s.Queued))
@@ -185,9 +199,9 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	}
 	w.run(prep.Order)
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
-		return nil, "", w.stopped
+		return nil, nil, w.stopped
 	}
-	return d, w.waiting, nil
+	return d, w, nil
 }
 
 // Load builds the profile of a snapshot: every running job holds its cards
@@ -348,6 +362,8 @@ type walker struct {
 	lastRes  int64 // the latest reserved start so far (seconds from now)
 	stopped  error // the context's error once it stopped the walk
 	pendIdx  []int // the queued index of each entry of d.Pending
+	startIdx []int // the queued index of each entry of d.Starts
+	resvIdx  []int // the queued index of each entry of d.Reservations
 	cur      int   // the queued index of the job under consideration
 	mainOnly bool  // stop after the main pass (Planner.Main)
 	brief    bool  // no pending list (Planner.PlanBrief, Main)
@@ -570,6 +586,7 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 				w.d.Reservations = append(w.d.Reservations, model.Reservation{
 					JobID: j.ID, Cards: w.prof.Layout().Refs(rc), Start: at, Confidence: 1,
 				})
+				w.resvIdx = append(w.resvIdx, w.cur)
 				if !w.brief {
 					w.addPending(j, model.Pending{
 						JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
@@ -636,6 +653,7 @@ func (w *walker) start(j *model.Job, cards []int, dur int64) {
 		}
 	}
 	w.d.Starts = append(w.d.Starts, st)
+	w.startIdx = append(w.startIdx, w.cur)
 }
 
 // neverFits says why the usable cards of the cluster can never hold req, or "".

@@ -331,10 +331,11 @@ func TestPlanBriefIsPlanWithoutPending(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		brief, waiting, err := pl.PlanBrief(context.Background(), s, prep)
+		brief, b, err := pl.PlanBrief(context.Background(), s, prep)
 		if err != nil {
 			t.Fatal(err)
 		}
+		waiting := b.Waiting
 		want := ""
 		for _, p := range full.Pending {
 			if p.Reason != model.PendingNeverFits {
@@ -347,6 +348,19 @@ func TestPlanBriefIsPlanWithoutPending(t *testing.T) {
 		}
 		if len(brief.Pending) != 0 {
 			t.Fatalf("PlanBrief listed %d pending jobs", len(brief.Pending))
+		}
+		if len(b.Starts) != len(brief.Starts) || len(b.Reservations) != len(brief.Reservations) {
+			t.Fatalf("Brief indexes %d starts and %d reservations of %d and %d", len(b.Starts), len(b.Reservations), len(brief.Starts), len(brief.Reservations))
+		}
+		for i, k := range b.Starts {
+			if s.Queued[k].ID != brief.Starts[i].JobID {
+				t.Fatalf("Brief.Starts[%d] is queued %d (%s), the start is %s", i, k, s.Queued[k].ID, brief.Starts[i].JobID)
+			}
+		}
+		for i, k := range b.Reservations {
+			if s.Queued[k].ID != brief.Reservations[i].JobID {
+				t.Fatalf("Brief.Reservations[%d] is queued %d (%s), the reservation is %s", i, k, s.Queued[k].ID, brief.Reservations[i].JobID)
+			}
 		}
 		full.Pending = nil
 		if diff := cmp.Diff(full, brief, cmpopts.EquateEmpty()); diff != "" {
