@@ -142,6 +142,14 @@ type Huitian struct {
 	// buffer of the next cycle's (runningDist).
 	runEsts, runEstsNext []runEst
 	runEstAt             []int32
+	// memo is the last cycle's queued jobs in the snapshot's order, with
+	// the cache entry of each one's estimate once a phase asked for it
+	// (queuedEst), memoNext the buffer of the next cycle's. A deep queue
+	// is mostly the same jobs in the same order from one cycle to the
+	// next, and finding each one's entry by user, class and card count
+	// (hashing two strings) every cycle was a sixth of a million-job
+	// replay.
+	memo, memoNext []queuedMemo
 	// held is the guarantee's running jobs' busy times (HeldUntils),
 	// kept for its memory.
 	held []int64
@@ -201,6 +209,7 @@ type cycle struct {
 	grace     int64
 	runCards  [][]int            // each running job's cards (baseline.CardIDs.Resolve)
 	runEst    []runEst           // each running job's runtime distribution (runningDist)
+	memo      []queuedMemo       // each queued job's estimate cache entry, once known (queuedEst)
 	remHeld   []remHeld          // running jobs' remaining times, once asked (runningRem)
 	order     []int              // the queue in queue order (queueOrder)
 	easyOrder []int              // the queue in EASY's order (no compensation): the guarantee's
@@ -278,15 +287,9 @@ type estKey struct {
 	cards       int
 }
 
-// estimateOf returns a job's runtime distribution, cached across cycles
-// for as long as the history would answer the same.
-func (h *Huitian) estimateOf(j *model.Job) jobEst {
-	e := h.estEntryOf(j)
-	return jobEst{e.ratios.Of(j.TimeLimit.Seconds()), e.basis}
-}
-
-// estEntryOf is estimateOf's cached entry for the job's user, class and
-// card count, current.
+// estEntryOf returns the cached estimate of the job's user, class and
+// card count, current: kept across cycles for as long as the history
+// would answer the same, and scaled to a job's limit by Ratios.Of.
 func (h *Huitian) estEntryOf(j *model.Job) *estEntry {
 	if h.est == nil {
 		h.est = map[estKey]*estEntry{}
@@ -303,9 +306,14 @@ func (h *Huitian) estEntryOf(j *model.Job) *estEntry {
 }
 
 // fresh brings e, the cache entry of j's user, class and card count
-// (found in h.est, or kept by a running job's runEst after a sweep dropped
-// it: it is still right), up to date with the history.
+// (found in h.est, or kept by a running job's runEst or a queued job's
+// memo after a sweep dropped it: it is still right), up to date with the
+// history. An entry read earlier in this plan is: the history changes
+// only between plans (Observe).
 func (h *Huitian) fresh(e *estEntry, j *model.Job) {
+	if e.used == h.estPlan {
+		return
+	}
 	if !h.mem.hist.Current(e.tok) {
 		h.estimate(e, j)
 	}
@@ -322,7 +330,7 @@ func (h *Huitian) estimate(e *estEntry, j *model.Job) {
 // runEst is a running job's runtime distribution as the last cycle
 // computed it, with what it was computed from: a job that still has the
 // same user, class, card count and limit, while the token is current, has
-// the same distribution (estimateOf's, a function of those and of the
+// the same distribution (a function of those and of the
 // history the token stands for).
 type runEst struct {
 	user, class string
@@ -336,8 +344,8 @@ type runEst struct {
 
 // runningDist returns running job i's runtime distribution: the last
 // cycle's when it holds (found by the job's first card, as h.runEstAt
-// left it), else estimateOf's. Every running job asks every cycle, and
-// most of estimateOf's cost was the map lookup and the scaling to the
+// left it), else estEntryOf's. Every running job asks every cycle, and
+// most of an estimate's cost was the map lookup and the scaling to the
 // limit. It appends the answer to next and notes it for the next cycle.
 func (c *cycle) runningDist(i int, next []runEst) []runEst {
 	h, j := c.h, &c.s.Running[i].Job
@@ -459,16 +467,68 @@ type queuedJob struct {
 	known bool
 }
 
-// queuedEst is estimateOf for queued job k (its index in s.Queued),
+// queuedEst is the estimate of queued job k (its index in s.Queued),
 // looked up once a cycle: the guarantee's order, the shortest-first order
 // and the backfill pass each ask for nearly every job.
 func (c *cycle) queuedEst(k int) jobEst {
 	q := &c.queued[k]
 	if !q.known {
-		q.est, q.known = c.h.estimateOf(&c.s.Queued[k]), true
+		j, m := &c.s.Queued[k], &c.memo[k]
+		e := m.entry
+		if e == nil {
+			e = c.h.estEntryOf(j)
+			*m = queuedMemo{id: j.ID, user: j.User, class: j.Class, cards: j.Cards, entry: e}
+		} else {
+			c.h.fresh(e, j)
+		}
+		q.est, q.known = jobEst{e.ratios.Of(j.TimeLimit.Seconds()), e.basis}, true
 	}
 	return q.est
 }
+
+// queuedMemo is a queued job's estimate cache entry as a cycle found it
+// (entry nil: not asked).
+type queuedMemo struct {
+	id, user, class string
+	cards           int
+	entry           *estEntry
+}
+
+// matchQueued finds each queued job in the last cycle's memo, walking both
+// in order: a job keeps its entry while its user, class and card count
+// are the same. Between two cycles jobs leave the queue (a run of them
+// widens the search) and arrive (mostly at its end), so each is found in
+// a few comparisons or, new, after a short search.
+func (c *cycle) matchQueued() {
+	h, q := c.h, c.s.Queued
+	last := h.memo
+	next := resized(&h.memoNext, len(q))
+	m, misses := 0, 0
+	for k := range q {
+		j := &q[k]
+		next[k] = queuedMemo{}
+		end := min(len(last), m+lookAhead*(1+misses))
+		found := false
+		for x := m; x < end; x++ {
+			if e := &last[x]; e.id == j.ID {
+				if e.entry != nil && e.user == j.User && e.class == j.Class && e.cards == j.Cards {
+					next[k] = *e
+				}
+				m, misses, found = x+1, 0, true
+				break
+			}
+		}
+		if !found {
+			misses++
+		}
+	}
+	h.memo, h.memoNext = next, last
+	c.memo = next
+}
+
+// lookAhead is how far matchQueued looks down the last cycle's queue for a
+// job, per job not found since the last one found.
+const lookAhead = 8
 
 // newCycle begins a plan of s: what every phase reads.
 func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
@@ -500,6 +560,7 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	c.runEst = next
 	c.queued = resized(&h.queueds, len(s.Queued))
 	clear(c.queued)
+	c.matchQueued()
 	// EASY's order (the guarantee's) and huitian's differ only by the
 	// compensation of requeued jobs: sorted once when none has any.
 	plain := baseline.QueueOrder(s.Queued)

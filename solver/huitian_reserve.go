@@ -382,7 +382,7 @@ func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := c.h.estimateOf(j)
+		e := c.queuedEst(c.core.Starts[n])
 		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason}
 		if st.Kind == model.Backfill {
 			sp.reason = "safe backfill: ends by its time limit before any reservation it could delay (EASY); " + st.Reason

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver/clp"
@@ -214,6 +216,52 @@ func TestHuitianIsDeterministic(t *testing.T) {
 		b, _ := h.Plan(context.Background(), s)
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Fatalf("two plans of one snapshot and memory differ")
+		}
+	})
+}
+
+// TestCachesFollowTheJobs: a planner that planned a snapshot, asked to
+// plan it again with the same jobs (the same ids, cards and places) now
+// of other users, decides what a planner with the same memory and no
+// caches decides: the estimates it carries from cycle to cycle (running
+// jobs' by their first card, queued jobs' by their place in the queue)
+// follow the job's user, class and card count, not its id.
+func TestCachesFollowTheJobs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		mem, err := h.MarshalMemory()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Plan(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		users := []string{"ann", "bob", "cy"}
+		s2 := *s
+		s2.Queued, s2.Running = slices.Clone(s.Queued), slices.Clone(s.Running)
+		for i := range s2.Queued {
+			s2.Queued[i].User = rapid.SampledFrom(users).Draw(t, "qu2")
+		}
+		for i := range s2.Running {
+			s2.Running[i].Job.User = rapid.SampledFrom(users).Draw(t, "ru2")
+		}
+		got, err := h.Plan(context.Background(), &s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := NewHuitianGreedy(DefaultConfig())
+		if h.lp != nil {
+			fresh = NewHuitian(DefaultConfig(), h.lp)
+		}
+		if err := fresh.UnmarshalMemory(mem); err != nil {
+			t.Fatal(err)
+		}
+		want, err := fresh.Plan(context.Background(), &s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("the planner that planned before differs from a fresh one (-fresh +planned):\n%s", diff)
 		}
 	})
 }
