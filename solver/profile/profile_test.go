@@ -399,3 +399,20 @@ func TestEarliestTimeMonotoneInDuration(t *testing.T) {
 		}
 	})
 }
+
+// TestCanEverFitCacheAgrees: a profile that answered many requests (its
+// caches, dense and mapped, filled) answers each as a new profile of the
+// same cluster does.
+func TestCanEverFitCacheAgrees(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomCluster(t)
+		lay := c.Layout()
+		kept := New(lay)
+		for i := range rapid.IntRange(1, 40).Draw(t, "asks") {
+			req := randomRequest(t, fmt.Sprintf("req%d", i))
+			if got, want := kept.CanEverFit(req), New(lay).CanEverFit(req); got != want {
+				t.Fatalf("ask %d, %v: the kept profile says %v, a new one %v", i, req, got, want)
+			}
+		}
+	})
+}
