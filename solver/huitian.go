@@ -136,6 +136,7 @@ type Huitian struct {
 	holders  []holder
 	runnings []runningJob
 	queueds  []queuedJob
+	posOf    []int
 	// runEsts are the last cycle's running jobs' distributions, runEstAt
 	// each one's index there by the job's first card (-1: none; an index
 	// left by an older cycle is checked like any other), runEstsNext the
@@ -207,16 +208,16 @@ type cycle struct {
 	waiting   string
 	core      baseline.Brief // the guarantee's decision's queued indexes
 	grace     int64
-	runCards  [][]int            // each running job's cards (baseline.CardIDs.Resolve)
-	runEst    []runEst           // each running job's runtime distribution (runningDist)
-	memo      []queuedMemo       // each queued job's estimate cache entry, once known (queuedEst)
-	remHeld   []remHeld          // running jobs' remaining times, once asked (runningRem)
-	order     []int              // the queue in queue order (queueOrder)
-	easyOrder []int              // the queue in EASY's order (no compensation): the guarantee's
-	posOf     map[*model.Job]int // queue position of each queued job
-	pendPos   []int              // queue position of each pending entry
-	cardScale float64            // mean cards of this cycle's LP candidates (value's unit)
-	sat       int8               // saturated(): 0 not yet known, 1 yes, -1 no
+	runCards  [][]int      // each running job's cards (baseline.CardIDs.Resolve)
+	runEst    []runEst     // each running job's runtime distribution (runningDist)
+	memo      []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
+	remHeld   []remHeld    // running jobs' remaining times, once asked (runningRem)
+	order     []int        // the queue in queue order (queueOrder)
+	easyOrder []int        // the queue in EASY's order (no compensation): the guarantee's
+	posOf     []int        // queue position (in order) of each queued job, by index
+	pendPos   []int        // queue position of each pending entry
+	cardScale float64      // mean cards of this cycle's LP candidates (value's unit)
+	sat       int8         // saturated(): 0 not yet known, 1 yes, -1 no
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg
@@ -572,9 +573,9 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 			break
 		}
 	}
-	c.posOf = make(map[*model.Job]int, len(s.Queued))
+	c.posOf = resized(&h.posOf, len(s.Queued))
 	for n, k := range c.order {
-		c.posOf[&s.Queued[k]] = n
+		c.posOf[k] = n
 	}
 	return c, nil
 }
@@ -701,7 +702,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 		// it when the queue is saturated delays them (KTH-SP2 on 80
 		// processors: largest class p95 +9%).
 		for _, idx := range candidates {
-			c.backfillSaturated(&s.Queued[idx])
+			c.backfillSaturated(idx)
 		}
 		return
 	}
@@ -722,7 +723,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 			c.d.Stats.Fallback = true
 			c.d.Stats.BudgetCut += len(candidates) - k
 			for _, idx := range candidates[k:] {
-				c.pending(&s.Queued[idx], model.PendingResources, "not considered this cycle: the planner's time budget ran out")
+				c.pending(idx, model.PendingResources, "not considered this cycle: the planner's time budget ran out")
 			}
 			return
 		}
@@ -789,30 +790,33 @@ func (c *cycle) firstByMed(candidates []int, keyed []byMed) []int {
 
 // backfillSaturated records why a candidate waits while the queue is
 // saturated.
-func (c *cycle) backfillSaturated(j *model.Job) {
+func (c *cycle) backfillSaturated(k int) {
+	j := &c.s.Queued[k]
 	req := profile.RequestOf(j)
 	switch {
 	case !c.prof.CanEverFit(req):
-		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
+		c.pending(k, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 	case j.Backfill == model.BackfillOptOut:
-		c.pending(j, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
+		c.pending(k, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
 	default:
-		c.pending(j, model.PendingPriority, c.saturatedMsg.of("the queue is saturated: no backfill beyond EASY's while ", c.waiting, " waits"))
+		c.pending(k, model.PendingPriority, c.saturatedMsg.of("the queue is saturated: no backfill beyond EASY's while ", c.waiting, " waits"))
 	}
 }
 
-// pending records why j waits. Messages are built by concatenation where
-// a deep queue makes them often.
-func (c *cycle) pending(j *model.Job, r model.PendingReason, msg string) {
-	c.addPending(j, model.Pending{JobID: j.ID, Reason: r, Message: msg})
+// pending records why queued job k waits. Messages are built by
+// concatenation where a deep queue makes them often.
+func (c *cycle) pending(k int, r model.PendingReason, msg string) {
+	id := c.s.Queued[k].ID
+	c.addPending(k, model.Pending{JobID: id, Reason: r, Message: msg})
 	if c.waiting == "" && r != model.PendingNeverFits {
-		c.waiting = j.ID
+		c.waiting = id
 	}
 }
 
-func (c *cycle) addPending(j *model.Job, p model.Pending) {
+// addPending records p, the pending entry of queued job k.
+func (c *cycle) addPending(k int, p model.Pending) {
 	c.d.Pending = append(c.d.Pending, p)
-	c.pendPos = append(c.pendPos, c.posOf[j])
+	c.pendPos = append(c.pendPos, c.posOf[k])
 }
 
 // sortPending puts the waiting jobs in queue order.

@@ -179,22 +179,22 @@ func (c *cycle) windowOf(cards []int) int64 {
 func (c *cycle) backfill(k int) {
 	j := &c.s.Queued[k]
 	if j.Backfill == model.BackfillOptOut {
-		c.pending(j, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
+		c.pending(k, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
 		return
 	}
 	req := profile.RequestOf(j)
 	if !c.prof.CanEverFit(req) {
-		c.pending(j, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
+		c.pending(k, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 		return
 	}
 	if c.prof.FreeCount() < j.Cards {
-		c.pending(j, model.PendingResources, c.h.needsMsg(j.Cards))
+		c.pending(k, model.PendingResources, c.h.needsMsg(j.Cards))
 		return
 	}
 	e := c.queuedEst(k)
 	med := e.dist.Quantile(0.5)
 	if maxRT := c.params.MaxBackfillRuntime.Seconds(); med > maxRT {
-		c.pending(j, model.PendingRuntimeCap, fmt.Sprintf("estimated runtime %.0fs exceeds the maximum backfill runtime %.0fs", med, maxRT))
+		c.pending(k, model.PendingRuntimeCap, fmt.Sprintf("estimated runtime %.0fs exceeds the maximum backfill runtime %.0fs", med, maxRT))
 		return
 	}
 	thr := c.threshold(j)
@@ -237,15 +237,15 @@ func (c *cycle) backfill(k int) {
 	}
 	switch {
 	case tooRisky && j.Backfill == model.BackfillLowRiskOnly:
-		c.pending(j, model.PendingRisk, fmt.Sprintf("every placement's preemption probability is above its limit %.3f", thr))
+		c.pending(k, model.PendingRisk, fmt.Sprintf("every placement's preemption probability is above its limit %.3f", thr))
 	case tooRisky:
-		c.pending(j, model.PendingPriority, fmt.Sprintf("would likely delay %s: preemption probability above %.3f", c.waiting, thr))
+		c.pending(k, model.PendingPriority, fmt.Sprintf("would likely delay %s: preemption probability above %.3f", c.waiting, thr))
 	case last == profile.NoCards:
-		c.pending(j, model.PendingResources, c.h.needsMsg(j.Cards))
+		c.pending(k, model.PendingResources, c.h.needsMsg(j.Cards))
 	case last == profile.Claimed:
-		c.pending(j, model.PendingPriority, c.delayMsg.of("would delay the reservation of ", c.waiting, ""))
+		c.pending(k, model.PendingPriority, c.delayMsg.of("would delay the reservation of ", c.waiting, ""))
 	default:
-		c.pending(j, model.PendingTopology, "free cards do not meet "+req.String())
+		c.pending(k, model.PendingTopology, "free cards do not meet "+req.String())
 	}
 }
 

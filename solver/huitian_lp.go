@@ -185,7 +185,7 @@ func (c *cycle) value(cd *candidate, lv *levels, l, node int, frag func(f, k int
 	v := (1 + 0.25*comp) * r * r * c.cardScale * tau
 	// Equal estimates (the same user and class) go in queue order, as in
 	// the greedy pass: a tie-break far below any other difference.
-	v *= 1 - 1e-4*float64(c.posOf[j])/float64(len(c.s.Queued))
+	v *= 1 - 1e-4*float64(c.posOf[cd.idx])/float64(len(c.s.Queued))
 	if node >= 0 {
 		n := c.lay.Nodes[node]
 		bonus := 0.0
