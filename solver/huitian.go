@@ -137,6 +137,7 @@ type Huitian struct {
 	runnings []runningJob
 	queueds  []queuedJob
 	posOf    []int
+	pendPos  []int
 	// runEsts are the last cycle's running jobs' distributions, runEstAt
 	// each one's index there by the job's first card (-1: none; an index
 	// left by an older cycle is checked like any other), runEstsNext the
@@ -573,6 +574,7 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 			break
 		}
 	}
+	c.pendPos = h.pendPos[:0]
 	c.posOf = resized(&h.posOf, len(s.Queued))
 	for n, k := range c.order {
 		c.posOf[k] = n
@@ -822,6 +824,7 @@ func (c *cycle) addPending(k int, p model.Pending) {
 // sortPending puts the waiting jobs in queue order.
 func (c *cycle) sortPending() {
 	c.d.Pending = baseline.ByPosition(c.d.Pending, c.pendPos, len(c.s.Queued))
+	c.h.pendPos = c.pendPos[:0] // the next cycle's buffer
 }
 
 func (c *cycle) at(t int64) time.Time { return c.s.Now.Add(time.Duration(t) * time.Second) }
