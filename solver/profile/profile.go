@@ -95,7 +95,8 @@ type Profile struct {
 	fitsDense [][]int8
 	// failed remembers, per request, the shortest duration FitNow found
 	// no place for at state version gen, and why (see FitNowWhere).
-	failed map[Request]failure
+	failed      map[Request]failure
+	failedDense [][]failure // the common shapes' (failedSlot)
 
 	// The cards Reserve started now, and those it gave a reservation,
 	// since the last Reset or Advance (a card may repeat): what Advance
@@ -371,6 +372,55 @@ func (p *Profile) FitNow(dur int64, req Request) ([]int, Outcome) {
 type failure struct {
 	gen, dur int64
 	out      Outcome
+	set      bool // in failedDense: a failure is remembered
+}
+
+// failedSlot is where a failure of req is remembered when it is of a
+// common shape (denseShape, any card model): dense says so, and slot is
+// nil while none was (alloc makes one). Other requests are kept in the
+// map failed. A queue walk asks for every job, and the map's hash of a
+// request (its model a string) was a third of FitNow at a million jobs.
+func (p *Profile) failedSlot(req Request, alloc bool) (slot *failure, dense bool) {
+	sh, ok := denseShape(req)
+	if !ok || req.Model != "" || req.Cards < 0 || req.Cards > len(p.lay.Cards) {
+		return nil, false
+	}
+	if p.failedDense == nil || p.failedDense[sh] == nil {
+		if !alloc {
+			return nil, true
+		}
+		if p.failedDense == nil {
+			p.failedDense = make([][]failure, denseShapes)
+		}
+		p.failedDense[sh] = make([]failure, len(p.lay.Cards)+1)
+	}
+	return &p.failedDense[sh][req.Cards], true
+}
+
+// failureOf returns the failure remembered for req, if any (of any
+// state version).
+func (p *Profile) failureOf(req Request) (failure, bool) {
+	if slot, dense := p.failedSlot(req, false); dense {
+		if slot == nil {
+			return failure{}, false
+		}
+		return *slot, slot.set
+	}
+	f, ok := p.failed[req]
+	return f, ok
+}
+
+// noteFailure remembers f for req.
+func (p *Profile) noteFailure(req Request, f failure) {
+	if slot, dense := p.failedSlot(req, true); dense {
+		f.set = true
+		*slot = f
+		return
+	}
+	if p.failed == nil {
+		p.failed = map[Request]failure{}
+	}
+	p.failed[req] = f
 }
 
 // FitNowWhere is FitNow on the cards allow accepts (all when nil).
@@ -383,17 +433,14 @@ type failure struct {
 // from the last failure (allow == nil only).
 func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool) ([]int, Outcome) {
 	if allow == nil {
-		if f, ok := p.failed[req]; ok && f.gen == p.gen && dur >= f.dur {
+		if f, ok := p.failureOf(req); ok && f.gen == p.gen && dur >= f.dur {
 			return nil, f.out
 		}
 	}
 	cards, out := p.fitNow(dur, req, allow)
 	if out != Fits && allow == nil {
-		if p.failed == nil {
-			p.failed = map[Request]failure{}
-		}
-		if f, ok := p.failed[req]; !ok || f.gen != p.gen || dur < f.dur {
-			p.failed[req] = failure{gen: p.gen, dur: dur, out: out}
+		if f, ok := p.failureOf(req); !ok || f.gen != p.gen || dur < f.dur {
+			p.noteFailure(req, failure{gen: p.gen, dur: dur, out: out})
 		}
 	}
 	return cards, out

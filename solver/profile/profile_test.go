@@ -314,7 +314,7 @@ func TestFitNowFailureCache(t *testing.T) {
 		for range rapid.IntRange(1, 30).Draw(t, "asks") {
 			req := rapid.SampledFrom(shapes).Draw(t, "req")
 			dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
-			if f, ok := p.failed[req]; ok && f.gen == p.gen && dur >= f.dur {
+			if f, ok := p.failureOf(req); ok && f.gen == p.gen && dur >= f.dur {
 				hits++
 			}
 			got, out := p.FitNow(dur, req)
