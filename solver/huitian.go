@@ -217,6 +217,7 @@ type cycle struct {
 	easyOrder []int        // the queue in EASY's order (no compensation): the guarantee's
 	posOf     []int        // queue position (in order) of each queued job, by index
 	pendPos   []int        // queue position of each pending entry
+	seenBuf   []holder     // startDistOf's holders
 	cardScale float64      // mean cards of this cycle's LP candidates (value's unit)
 	sat       int8         // saturated(): 0 not yet known, 1 yes, -1 no
 	// The messages of the waiting jobs that name the job they wait
@@ -932,12 +933,32 @@ func (c *cycle) releaseDist(card int) (estimate.Dist, bool) {
 // maximum of the release times of the jobs holding them.
 func (c *cycle) startDistOf(cards []int) estimate.Dist {
 	var ds []estimate.Dist
-	seen := map[holder]bool{}
+	// The holders seen: mostly few (a reservation's cards are held by a
+	// few jobs, neighbours mostly by the same one), so a list, and a map
+	// past a few dozen.
+	seen := c.seenBuf[:0]
+	var many map[holder]bool
 	for _, id := range cards {
-		if d, ok := c.releaseDist(id); ok && !seen[c.holder[id]] {
-			seen[c.holder[id]] = true
+		hd := c.holder[id]
+		if hd == 0 || len(seen) > 0 && seen[len(seen)-1] == hd {
+			continue
+		}
+		if many != nil && many[hd] || many == nil && slices.Contains(seen, hd) {
+			continue
+		}
+		if d, ok := c.releaseDist(id); ok {
+			seen = append(seen, hd)
 			ds = append(ds, d)
+			if many != nil {
+				many[hd] = true
+			} else if len(seen) > 32 {
+				many = make(map[holder]bool, 2*len(seen))
+				for _, x := range seen {
+					many[x] = true
+				}
+			}
 		}
 	}
+	c.seenBuf = seen
 	return estimate.MaxOf(ds)
 }
