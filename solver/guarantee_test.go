@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
 	"github.com/huitian/huitian/model"
@@ -562,4 +564,36 @@ func TestEndingJobNotToldToYield(t *testing.T) {
 			t.Errorf("%s's jobs run %v: bf told to yield %v (preemptions %+v), want %v", tc.user, run, told, d.Preemptions, tc.told)
 		}
 	}
+}
+
+// TestFreeBoundChangesNothing: the guarantee skips a try when too few
+// cards can be free by the last start it would accept (freeBound); over
+// random worlds it decides exactly what planning every try decides.
+func TestFreeBoundChangesNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		mem, err := h.MarshalMemory()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		every := NewHuitianGreedy(DefaultConfig())
+		if h.lp != nil {
+			every = NewHuitian(DefaultConfig(), h.lp)
+		}
+		every.noFreeBound = true
+		if err := every.UnmarshalMemory(mem); err != nil {
+			t.Fatal(err)
+		}
+		want, err := every.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("with the bound the plan differs (-every try +bound):\n%s", diff)
+		}
+	})
 }

@@ -158,6 +158,9 @@ type Huitian struct {
 	// needs are the messages of jobs waiting for free cards, by card
 	// count (needsMsg).
 	needs []string
+	// noFreeBound makes the guarantee plan every try (tests: the bound
+	// must never change a decision).
+	noFreeBound bool
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit

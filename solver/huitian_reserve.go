@@ -64,10 +64,12 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	first, seen := h.mem.firstReserved[head.JobID]
 	thresholdPassed := seen && s.Now.Sub(first) > h.cfg.Preempt.Threshold
+	headCards := s.Queued[c.core.Reservations[0]].Cards
 	// try plans with every backfill job that can yield told to (requeued
 	// too when requeue), and returns the decision and the yields when the
-	// head is still the head and keep accepts its start t1 (from now).
-	try := func(requeue bool, keep func(t1 int64) bool) (*model.Decision, map[int]preempt.Release, bool) {
+	// head is still the head and keep accepts its start t1 (from now),
+	// which it does for no t1 past last.
+	try := func(requeue bool, last int64, keep func(t1 int64) bool) (*model.Decision, map[int]preempt.Release, bool) {
 		if baseline.Done(ctx) != nil {
 			return nil, nil, false // past the budget: EASY's own guarantee
 		}
@@ -90,6 +92,11 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		}
 		alt := prep
 		alt.Until = c.withReleases(base, yield)
+		if !h.noFreeBound && c.freeBound(alt.Until, last) < headCards {
+			// Too few cards can be free by the last start keep accepts,
+			// whatever the walk would place: no plan needed.
+			return nil, nil, false
+		}
 		// The main pass alone says where the head would start, and most
 		// tries gain too little to keep: plan the rest only for one kept,
 		// or when the head was left to the backfill pass.
@@ -130,15 +137,31 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		return core, planned, nil, nil
 	}
 	minGain := baseline.Seconds(h.cfg.Preempt.MinGain)
-	if d, yield, ok := try(false, func(t1 int64) bool { return t0-t1 > minGain }); ok {
+	if d, yield, ok := try(false, t0-minGain-1, func(t1 int64) bool { return t0-t1 > minGain }); ok {
 		return d, yield, c.victims(d, head.JobID, yield), nil
 	}
 	if thresholdPassed {
-		if d, yield, ok := try(true, func(t1 int64) bool { return t1 <= margin && t0-t1 > 0 }); ok {
+		if d, yield, ok := try(true, min(margin, t0-1), func(t1 int64) bool { return t1 <= margin && t0-t1 > 0 }); ok {
 			return d, yield, c.victims(d, head.JobID, yield), nil
 		}
 	}
 	return core, planned, nil, nil
+}
+
+// freeBound is at most how many cards can be free at t (seconds from now)
+// when running job i holds its cards until until[i]: every card but those
+// of the jobs still holding them then. A head start needs its cards free.
+func (c *cycle) freeBound(until []int64, t int64) int {
+	if t < 0 {
+		return 0
+	}
+	n := len(c.lay.Cards)
+	for i, u := range until {
+		if u > t {
+			n -= len(c.runCards[i])
+		}
+	}
+	return n
 }
 
 // endsSoon says whether running job i is expected to end within MinGain
