@@ -453,6 +453,12 @@ func (w *walker) run(order []int) {
 		slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(q[a].TimeLimit, q[b].TimeLimit) })
 	}
 	for _, k := range rest {
+		if w.brief && q[k].Cards > w.prof.FreeCount() {
+			// It cannot start now, and a brief walk records nothing
+			// else of a job in the backfill pass (the waiting job is
+			// already named): a full cluster's deep queue is skipped.
+			continue
+		}
 		w.cur = k
 		if w.next(&q[k]) {
 			w.consider(&q[k], false)
