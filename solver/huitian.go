@@ -138,6 +138,7 @@ type Huitian struct {
 	queueds  []queuedJob
 	posOf    []int
 	pendPos  []int
+	pendBuf  []model.Pending
 	// runEsts are the last cycle's running jobs' distributions, runEstAt
 	// each one's index there by the job's first card (-1: none; an index
 	// left by an older cycle is checked like any other), runEstsNext the
@@ -440,7 +441,9 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		return nil, err
 	}
 	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount()))
-	c.d.Pending = make([]model.Pending, 0, len(s.Queued))
+	// The entries are made in a buffer of the planner's and copied out in
+	// queue order by sortPending: one list of a deep queue's per cycle.
+	c.d.Pending = resized(&h.pendBuf, len(s.Queued))[:0]
 	// 3. Main pass and EASY's backfill: every start of the guarantee.
 	started, err := c.applyStarts(core)
 	if err != nil {
@@ -827,8 +830,9 @@ func (c *cycle) addPending(k int, p model.Pending) {
 
 // sortPending puts the waiting jobs in queue order.
 func (c *cycle) sortPending() {
-	c.d.Pending = baseline.ByPosition(c.d.Pending, c.pendPos, len(c.s.Queued))
-	c.h.pendPos = c.pendPos[:0] // the next cycle's buffer
+	made := c.d.Pending
+	c.d.Pending = baseline.ByPosition(made, c.pendPos, len(c.s.Queued))
+	c.h.pendBuf, c.h.pendPos = made[:0], c.pendPos[:0] // the next cycle's buffers
 }
 
 func (c *cycle) at(t int64) time.Time { return c.s.Now.Add(time.Duration(t) * time.Second) }
