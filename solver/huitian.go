@@ -124,6 +124,10 @@ type Huitian struct {
 	est     map[estKey]*estEntry
 	estPlan uint64
 	estKept int
+	// histPlan is the history at the start of the last plan, histSame
+	// whether it is the same at this one's (fresh).
+	histPlan histMark
+	histSame bool
 	// cards remembers the running jobs' card numbers from cycle to cycle
 	// (the same numbers a lookup gives: baseline.CardIDs).
 	cards baseline.CardIDs
@@ -145,6 +149,7 @@ type Huitian struct {
 	// buffer of the next cycle's (runningDist).
 	runEsts, runEstsNext []runEst
 	runEstAt             []int32
+	runEstsHist          histMark // the history runEsts were current with
 	// memo is the last cycle's queued jobs in the snapshot's order, with
 	// the cache entry of each one's estimate once a phase asked for it
 	// (queuedEst), memoNext the buffer of the next cycle's. A deep queue
@@ -316,9 +321,12 @@ func (h *Huitian) estEntryOf(j *model.Job) *estEntry {
 // (found in h.est, or kept by a running job's runEst or a queued job's
 // memo after a sweep dropped it: it is still right), up to date with the
 // history. An entry read earlier in this plan is: the history changes
-// only between plans (Observe).
+// only between plans (Observe); so is one read in the last plan when the
+// history has not changed since (histSame: a cycle that only took
+// arrivals), without its token read.
 func (h *Huitian) fresh(e *estEntry, j *model.Job) {
-	if e.used == h.estPlan {
+	if e.used == h.estPlan || e.used+1 == h.estPlan && h.histSame {
+		e.used = h.estPlan
 		return
 	}
 	if !h.mem.hist.Current(e.tok) {
@@ -326,6 +334,16 @@ func (h *Huitian) fresh(e *estEntry, j *model.Job) {
 	}
 	e.used = h.estPlan
 }
+
+// histMark says which history (the window, and how many jobs it was
+// given) a cache was last checked against.
+type histMark struct {
+	w *estimate.Window
+	n int
+}
+
+// histNow is the history's mark now.
+func (h *Huitian) histNow() histMark { return histMark{h.mem.hist, h.mem.hist.Len()} }
 
 // estimate computes e for j's user, class and card count.
 func (h *Huitian) estimate(e *estEntry, j *model.Job) {
@@ -354,14 +372,16 @@ type runEst struct {
 // left it), else estEntryOf's. Every running job asks every cycle, and
 // most of an estimate's cost was the map lookup and the scaling to the
 // limit. It appends the answer to next and notes it for the next cycle.
-func (c *cycle) runningDist(i int, next []runEst) []runEst {
+// sameHist says the history is the one the last cycle's were current
+// with: they still are, without their tokens read.
+func (c *cycle) runningDist(i int, next []runEst, sameHist bool) []runEst {
 	h, j := c.h, &c.s.Running[i].Job
 	cards := c.runCards[i]
 	if len(cards) > 0 {
 		if k := h.runEstAt[cards[0]]; k >= 0 && int(k) < len(h.runEsts) {
 			if re := &h.runEsts[k]; re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit {
 				h.runEstAt[cards[0]] = int32(len(next))
-				if h.mem.hist.Current(re.tok) {
+				if sameHist || h.mem.hist.Current(re.tok) {
 					return append(next, *re)
 				}
 				// The history moved: the same entry, brought up to
@@ -390,6 +410,8 @@ func runEstOf(j *model.Job, e *estEntry) runEst {
 // that the cache follows the queue rather than every job ever seen.
 func (h *Huitian) sweepEstimates() {
 	h.estPlan++
+	now := h.histNow()
+	h.histSame, h.histPlan = now == h.histPlan, now
 	if len(h.est) <= 2*h.estKept+1024 {
 		return
 	}
@@ -562,10 +584,11 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 		}
 	}
 	next := h.runEstsNext[:0]
+	sameHist := h.runEstsHist == h.histNow()
 	for i := range s.Running {
-		next = c.runningDist(i, next)
+		next = c.runningDist(i, next, sameHist)
 	}
-	h.runEsts, h.runEstsNext = next, h.runEsts
+	h.runEsts, h.runEstsNext, h.runEstsHist = next, h.runEsts, h.histNow()
 	c.runEst = next
 	c.queued = resized(&h.queueds, len(s.Queued))
 	clear(c.queued)
