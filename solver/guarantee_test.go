@@ -572,20 +572,10 @@ func TestEndingJobNotToldToYield(t *testing.T) {
 func TestFreeBoundChangesNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, h := randomWorld(t)
-		mem, err := h.MarshalMemory()
-		if err != nil {
-			t.Fatal(err)
-		}
+		every := twin(t, h)
+		every.noFreeBound = true
 		got, err := h.Plan(context.Background(), s)
 		if err != nil {
-			t.Fatal(err)
-		}
-		every := NewHuitianGreedy(DefaultConfig())
-		if h.lp != nil {
-			every = NewHuitian(DefaultConfig(), h.lp)
-		}
-		every.noFreeBound = true
-		if err := every.UnmarshalMemory(mem); err != nil {
 			t.Fatal(err)
 		}
 		want, err := every.Plan(context.Background(), s)

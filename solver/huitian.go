@@ -646,11 +646,7 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	// computed when a phase first asks (runningRem): most are never asked.
 	c.running = resized(&c.h.runnings, len(s.Running))
 	for i := range s.Running {
-		r := &s.Running[i]
-		rj := runningJob{
-			total: &c.runEst[i].dist, limit: r.Job.TimeLimit.Seconds(), elapsed: s.Now.Sub(r.Start).Seconds(),
-			progress: r.Progress, cap: math.Inf(1),
-		}
+		rj := c.runningJobOf(i)
 		if rel, ok := yield[i]; ok {
 			rj.cap = rel.At.Sub(s.Now).Seconds()
 		}
@@ -913,6 +909,14 @@ type runningJob struct {
 // (capped where it was told to yield): few jobs a cycle are asked, and a
 // deep cluster's every running job is written each cycle.
 type remHeld struct{ rem, held estimate.Dist }
+
+// runningJobOf is running job i as the snapshot and its estimate give
+// it, told to yield nowhere (cap +Inf).
+func (c *cycle) runningJobOf(i int) runningJob {
+	r := &c.s.Running[i]
+	return runningJob{total: &c.runEst[i].dist, limit: r.Job.TimeLimit.Seconds(),
+		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
+}
 
 // overrun says whether the job is past its limit: it is then taken to
 // end a grace from now, whatever the history says.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"time"
 
@@ -176,12 +175,10 @@ func (c *cycle) freeBound(until []int64, t int64) int {
 // rests on other users' jobs (the class's, everyone's) or on nothing is
 // taken at its limit, as EASY takes it, and may yield.
 func (c *cycle) endsSoon(i int) bool {
-	r, e := &c.s.Running[i], &c.runEst[i]
-	if !e.own {
+	if !c.runEst[i].own {
 		return false
 	}
-	rj := runningJob{total: &e.dist, limit: r.Job.TimeLimit.Seconds(),
-		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
+	rj := c.runningJobOf(i)
 	return rj.heldQuantile(c.grace, 0.5) <= c.h.cfg.Preempt.MinGain.Seconds()
 }
 

@@ -229,10 +229,7 @@ func TestHuitianIsDeterministic(t *testing.T) {
 func TestCachesFollowTheJobs(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, h := randomWorld(t)
-		mem, err := h.MarshalMemory()
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh := twin(t, h)
 		if _, err := h.Plan(context.Background(), s); err != nil {
 			t.Fatal(err)
 		}
@@ -249,13 +246,6 @@ func TestCachesFollowTheJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fresh := NewHuitianGreedy(DefaultConfig())
-		if h.lp != nil {
-			fresh = NewHuitian(DefaultConfig(), h.lp)
-		}
-		if err := fresh.UnmarshalMemory(mem); err != nil {
-			t.Fatal(err)
-		}
 		want, err := fresh.Plan(context.Background(), &s2)
 		if err != nil {
 			t.Fatal(err)
@@ -264,4 +254,21 @@ func TestCachesFollowTheJobs(t *testing.T) {
 			t.Fatalf("the planner that planned before differs from a fresh one (-fresh +planned):\n%s", diff)
 		}
 	})
+}
+
+// twin returns a planner of h's kind (greedy or LP) with h's memory and
+// nothing else: no cache, no kept profile.
+func twin(t *rapid.T, h *Huitian) *Huitian {
+	mem, err := h.MarshalMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := NewHuitianGreedy(DefaultConfig())
+	if h.lp != nil {
+		tw = NewHuitian(DefaultConfig(), h.lp)
+	}
+	if err := tw.UnmarshalMemory(mem); err != nil {
+		t.Fatal(err)
+	}
+	return tw
 }

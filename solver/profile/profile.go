@@ -88,9 +88,8 @@ type Profile struct {
 	usable  int              // usable cards, -1 until counted
 	fits    map[Request]bool // CanEverFit cache
 	fitsAny map[fitKey]bool  // the same for requests of any card model
-	// fitsDense is fitsAny for the common shapes (denseShape), each a
-	// slice by card count (0: not known, 1: fits, -1: never): a queue walk
-	// asks for every job, and the map's hash was 4% of a million-job
+	// fitsDense is fitsAny for the common shapes (denseSlot; 0: not
+	// known, 1: fits, -1: never): the map's hash was 4% of a million-job
 	// replay.
 	fitsDense [][]int8
 	// failed remembers, per request, the shortest duration FitNow found
@@ -376,25 +375,11 @@ type failure struct {
 }
 
 // failedSlot is where a failure of req is remembered when it is of a
-// common shape (denseShape, any card model): dense says so, and slot is
-// nil while none was (alloc makes one). Other requests are kept in the
-// map failed. A queue walk asks for every job, and the map's hash of a
-// request (its model a string) was a third of FitNow at a million jobs.
+// common shape (denseSlot): dense says so, and slot is nil while none was
+// (alloc makes one). Other requests are kept in the map failed, whose
+// hash of a request was a third of FitNow at a million jobs.
 func (p *Profile) failedSlot(req Request, alloc bool) (slot *failure, dense bool) {
-	sh, ok := denseShape(req)
-	if !ok || req.Model != "" || req.Cards < 0 || req.Cards > len(p.lay.Cards) {
-		return nil, false
-	}
-	if p.failedDense == nil || p.failedDense[sh] == nil {
-		if !alloc {
-			return nil, true
-		}
-		if p.failedDense == nil {
-			p.failedDense = make([][]failure, denseShapes)
-		}
-		p.failedDense[sh] = make([]failure, len(p.lay.Cards)+1)
-	}
-	return &p.failedDense[sh][req.Cards], true
+	return denseSlot(&p.failedDense, req, len(p.lay.Cards), alloc)
 }
 
 // failureOf returns the failure remembered for req, if any (of any
@@ -535,17 +520,31 @@ func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) b
 	return nil, WrongShape
 }
 
-// denseShapes is how many request shapes CanEverFit caches densely: the
-// four topologies × cards per node 0–15.
+// denseShapes is how many request shapes the dense caches (denseSlot)
+// hold: the four topologies × cards per node 0–15.
 const denseShapes = 4 * 16
 
-// denseShape numbers a request's topology and cards per node for
-// CanEverFit's dense cache, when it has one.
-func denseShape(req Request) (int, bool) {
-	if req.Topology > model.TopologySameSwitch || req.PerNode < 0 || req.PerNode >= 16 {
-		return 0, false
+// denseSlot returns req's slot in tab, a cache by request shape and card
+// count (up to most) that the walks ask of every job, where a map's hash
+// of the request was the cost: dense says req is of a shape it holds (any
+// card model, a topology, 0–15 cards per node, 0 to most cards), and slot
+// is nil while its shape has no row and alloc is false.
+func denseSlot[T any](tab *[][]T, req Request, most int, alloc bool) (slot *T, dense bool) {
+	if req.Model != "" || req.Topology > model.TopologySameSwitch || req.PerNode < 0 || req.PerNode >= 16 ||
+		req.Cards < 0 || req.Cards > most {
+		return nil, false
 	}
-	return int(req.Topology)*16 + req.PerNode, true
+	sh := int(req.Topology)*16 + req.PerNode
+	if *tab == nil || (*tab)[sh] == nil {
+		if !alloc {
+			return nil, true
+		}
+		if *tab == nil {
+			*tab = make([][]T, denseShapes)
+		}
+		(*tab)[sh] = make([]T, most+1)
+	}
+	return &(*tab)[sh][req.Cards], true
 }
 
 // fitKey is a request of any card model, a cheap map key.
@@ -575,24 +574,20 @@ func (p *Profile) CanEverFit(req Request) bool {
 		return true
 	}
 	key := fitKey{req.Cards, req.PerNode, req.Topology}
-	var dense []int8
-	if req.Model == "" {
-		if sh, ok := denseShape(req); ok {
-			if p.fitsDense == nil {
-				p.fitsDense = make([][]int8, denseShapes)
-			}
-			if p.fitsDense[sh] == nil {
-				p.fitsDense[sh] = make([]int8, p.usable+1)
-			}
-			dense = p.fitsDense[sh]
-			if v := dense[req.Cards]; v != 0 {
-				return v > 0
-			}
-		} else if ok, seen := p.fitsAny[key]; seen {
+	slot, dense := denseSlot(&p.fitsDense, req, p.usable, true)
+	switch {
+	case dense:
+		if *slot != 0 {
+			return *slot > 0
+		}
+	case req.Model == "":
+		if ok, seen := p.fitsAny[key]; seen {
 			return ok
 		}
-	} else if ok, seen := p.fits[req]; seen {
-		return ok
+	default:
+		if ok, seen := p.fits[req]; seen {
+			return ok
+		}
 	}
 	all := p.sc.cands[:0]
 	for c, loc := range p.lay.Cards {
@@ -603,10 +598,10 @@ func (p *Profile) CanEverFit(req Request) bool {
 	}
 	p.sc.cands = all
 	ok := p.place(req, all) != nil
-	if dense != nil {
-		dense[req.Cards] = -1
+	if dense {
+		*slot = -1
 		if ok {
-			dense[req.Cards] = 1
+			*slot = 1
 		}
 		return ok
 	}
