@@ -158,6 +158,7 @@ type Huitian struct {
 	// (hashing two strings) every cycle was a sixth of a million-job
 	// replay.
 	memo, memoNext []queuedMemo
+	missed         []int32 // matchQueued's jobs not found by the walk
 	// held is the guarantee's running jobs' busy times (HeldUntils),
 	// kept for its memory.
 	held []int64
@@ -529,37 +530,84 @@ type queuedMemo struct {
 // in order: a job keeps its entry while its user, class and card count
 // are the same. Between two cycles jobs leave the queue (a run of them
 // widens the search) and arrive (mostly at its end), so each is found in
-// a few comparisons or, new, after a short search.
+// a few comparisons or, new, after a short search. Past maxMisses jobs in
+// a row not found (a queue sent in another order, as a resource manager
+// listing its jobs from a hash map would; or many arrivals) the rest are
+// looked up by id among the entries not taken: the widening search alone
+// would be quadratic in the queue.
 func (c *cycle) matchQueued() {
 	h, q := c.h, c.s.Queued
 	last := h.memo
 	next := resized(&h.memoNext, len(q))
+	var byID map[string]int
 	m, misses := 0, 0
+	missed := h.missed[:0]
 	for k := range q {
 		j := &q[k]
-		next[k] = queuedMemo{}
-		end := min(len(last), m+lookAhead*(1+misses))
-		found := false
-		for x := m; x < end; x++ {
-			if e := &last[x]; e.id == j.ID {
-				if e.entry != nil && e.user == j.User && e.class == j.Class && e.cards == j.Cards {
-					next[k] = *e
+		// The id is kept even for a job not asked, so that the next
+		// cycle's walk finds it.
+		next[k] = queuedMemo{id: j.ID}
+		x := -1
+		if byID != nil {
+			if y, ok := byID[j.ID]; ok {
+				x = y
+			}
+		} else {
+			end := min(len(last), m+lookAhead*(1+misses))
+			for y := m; y < end; y++ {
+				if last[y].id == j.ID {
+					x = y
+					break
 				}
-				m, misses, found = x+1, 0, true
-				break
 			}
 		}
-		if !found {
-			misses++
+		if x >= 0 {
+			take(&next[k], &last[x], j)
+			m, misses = max(m, x+1), 0
+			continue
+		}
+		if byID != nil {
+			continue
+		}
+		missed = append(missed, int32(k))
+		if misses++; misses > maxMisses {
+			// The entries not taken yet (taken ones lose their id: a
+			// job id is never empty), and every job missed so far.
+			byID = make(map[string]int)
+			for y := range last {
+				if last[y].id != "" {
+					byID[last[y].id] = y
+				}
+			}
+			for _, b := range missed {
+				if y, ok := byID[q[b].ID]; ok {
+					take(&next[b], &last[y], &q[b])
+				}
+			}
 		}
 	}
+	h.missed = missed
 	h.memo, h.memoNext = next, last
 	c.memo = next
 }
 
+// take gives job j the entry the last cycle held for it, while its user,
+// class and card count are the same.
+// The last cycle's record is spent (its buffer is the next cycle's).
+func take(dst, e *queuedMemo, j *model.Job) {
+	if e.entry != nil && e.user == j.User && e.class == j.Class && e.cards == j.Cards {
+		*dst = *e
+	}
+	e.id = ""
+}
+
 // lookAhead is how far matchQueued looks down the last cycle's queue for a
-// job, per job not found since the last one found.
-const lookAhead = 8
+// job, per job not found since the last one found; past maxMisses jobs not
+// found in a row it looks them up by id.
+const (
+	lookAhead = 8
+	maxMisses = 32
+)
 
 // newCycle begins a plan of s: what every phase reads.
 func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {

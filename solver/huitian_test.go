@@ -272,3 +272,56 @@ func twin(t *rapid.T, h *Huitian) *Huitian {
 	}
 	return tw
 }
+
+// TestQueueInAnyOrderKeepsEntries: a resource manager may list its queue
+// in another order each cycle (from a hash map). Every job asked in the
+// last cycle keeps its estimate entry, found by id once the in-order walk
+// fails, and the plan is a fresh planner's.
+func TestQueueInAnyOrderKeepsEntries(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		// A queue deep enough that the walk gives up on the order.
+		for i := range rapid.IntRange(3*maxMisses, 5*maxMisses).Draw(t, "more") {
+			s.Queued = append(s.Queued, modeltest.Job(fmt.Sprintf("m%d", i)).User("ann").Cards(1).
+				Limit(time.Duration(1+i%7)*10*time.Minute).Build())
+		}
+		if _, err := h.Plan(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		had := map[string]*estEntry{}
+		for _, m := range h.memo {
+			if m.entry != nil {
+				had[m.id] = m.entry
+			}
+		}
+		s2 := *s
+		s2.Queued = slices.Clone(s.Queued)
+		if rapid.Bool().Draw(t, "reverse") {
+			// The walk's worst case: every entry is still found.
+			slices.Reverse(s2.Queued)
+			c, err := h.newCycle(&s2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, m := range c.memo {
+				if want := had[s2.Queued[k].ID]; m.entry != want {
+					t.Fatalf("job %s of %d: entry %p after reversing, %p before", s2.Queued[k].ID, len(s2.Queued), m.entry, want)
+				}
+			}
+		} else {
+			s2.Queued = rapid.Permutation(s2.Queued).Draw(t, "order")
+		}
+		fresh := twin(t, h)
+		got, err := h.Plan(context.Background(), &s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fresh.Plan(context.Background(), &s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("reordered queue: the planner that planned before differs from a fresh one (-fresh +planned):\n%s", diff)
+		}
+	})
+}
