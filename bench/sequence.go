@@ -73,14 +73,31 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 	}
 	gone := map[string]bool{}
 	// 1. The decision: starts run from now; preempted jobs go back to the
-	// queue (requeued with their count, suspended ones too).
-	running := make([]model.Running, 0, len(s.Running)+len(d.Starts))
+	// queue (requeued with their count, suspended ones too). 2. Then the
+	// jobs whose actual runtime is up by the next now complete. The next
+	// snapshot is allocated at its size, as a decoded request would be:
+	// the harness's own garbage (slices grown by appends, a copy of the
+	// running jobs) set off collections during the plans it measures.
 	preempted := map[string]bool{}
 	for _, p := range d.Preemptions {
 		preempted[p.JobID] = true
 	}
+	next.Running = make([]model.Running, 0, len(s.Running)+len(d.Starts))
 	var back []model.Job
-	for _, r := range s.Running {
+	var done []model.Event
+	run := func(r *model.Running) {
+		end := r.Start.Add(q.runtime[r.Job.ID])
+		if !end.After(now) {
+			delete(q.runtime, r.Job.ID) // it never comes back
+			j := r.Job
+			done = append(done, model.Event{Kind: model.EventFinished, JobID: j.ID, Time: end, Start: r.Start,
+				Job: &j, Alloc: r.Kind, Exit: model.ExitCompleted})
+			return
+		}
+		next.Running = append(next.Running, *r)
+	}
+	for i := range s.Running {
+		r := &s.Running[i]
 		if preempted[r.Job.ID] {
 			j := r.Job
 			j.RequeueCount++
@@ -88,7 +105,7 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 			evs = append(evs, model.Event{Kind: model.EventPreempted, JobID: j.ID, Time: s.Now, Start: r.Start, Job: &j})
 			continue
 		}
-		running = append(running, r)
+		run(r)
 	}
 	for _, st := range d.Starts {
 		i, ok := queued[st.JobID]
@@ -96,22 +113,14 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 			panic(fmt.Sprintf("bench: start of %s, not queued", st.JobID))
 		}
 		r := model.Running{Job: s.Queued[i], Cards: st.Cards, Start: s.Now, Kind: st.Kind, ProtectedUntil: st.ProtectedUntil}
-		running = append(running, r)
 		gone[st.JobID] = true
 		evs = append(evs, model.Event{Kind: model.EventStarted, JobID: st.JobID, Time: s.Now, Job: &r.Job, Alloc: st.Kind})
+		run(&r)
 	}
-	// 2. Completions: the jobs whose actual runtime is up by the next now.
-	for _, r := range running {
-		end := r.Start.Add(q.runtime[r.Job.ID])
-		if !end.After(now) {
-			evs = append(evs, model.Event{Kind: model.EventFinished, JobID: r.Job.ID, Time: end, Start: r.Start,
-				Job: &r.Job, Alloc: r.Kind, Exit: model.ExitCompleted})
-			continue
-		}
-		next.Running = append(next.Running, r)
-	}
+	evs = append(evs, done...)
 	// 3. The queue: what did not start, the preempted, and arrivals that
 	// keep it about as deep as it was asked to be.
+	next.Queued = make([]model.Job, 0, max(len(s.Queued)+len(back), q.depth)+2)
 	for _, j := range s.Queued {
 		if !gone[j.ID] {
 			next.Queued = append(next.Queued, j)

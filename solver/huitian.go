@@ -159,6 +159,7 @@ type Huitian struct {
 	// replay.
 	memo, memoNext []queuedMemo
 	missed         []int32 // matchQueued's jobs not found by the walk
+	taken          []bool  // candidates' buffer
 	// held is the guarantee's running jobs' busy times (HeldUntils),
 	// kept for its memory.
 	held []int64
@@ -468,8 +469,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	// queue order by sortPending: one list of a deep queue's per cycle.
 	c.d.Pending = resized(&h.pendBuf, len(s.Queued))[:0]
 	// 3. Main pass and EASY's backfill: every start of the guarantee.
-	started, err := c.applyStarts(core)
-	if err != nil {
+	if err := c.applyStarts(core); err != nil {
 		return nil, err
 	}
 	// 4. Reservations on EASY's cards, and the preemptions they need.
@@ -477,7 +477,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		return nil, err
 	}
 	// 5. Classify the idle capacity left.
-	candidates := c.candidates(started)
+	candidates := c.candidates()
 	c.classify(candidates)
 	// 6. Backfill beyond EASY: the LP places what it can, a greedy pass
 	// the remainder, both with one admission rule.

@@ -393,14 +393,13 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 
 // applyStarts records every start of the guarantee: regular ones (the
 // main pass) and EASY's backfill, which ends by its time limit before any
-// reservation it could delay. It returns which queued jobs started.
-func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
-	started := make(map[string]bool, len(core.Starts))
+// reservation it could delay.
+func (c *cycle) applyStarts(core *model.Decision) error {
 	for n, st := range core.Starts {
 		j := &c.s.Queued[c.core.Starts[n]]
 		cards, err := c.ids(st.Cards)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		e := c.queuedEst(c.core.Starts[n])
 		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason}
@@ -414,9 +413,8 @@ func (c *cycle) applyStarts(core *model.Decision) (map[string]bool, error) {
 		}
 		sp.hold = max(sp.hold, 1)
 		c.start(j, cards, e, sp)
-		started[st.JobID] = true
 	}
-	return started, nil
+	return nil
 }
 
 func (c *cycle) ids(refs []model.CardRef) ([]int, error) {
@@ -598,15 +596,19 @@ func (c *cycle) preemptFor(j *model.Job, t int64, yield map[int]preempt.Release)
 
 // candidates are the queued jobs the guarantee neither started nor
 // reserved for, in queue order.
-func (c *cycle) candidates(started map[string]bool) []int {
-	reserved := make(map[string]bool, len(c.resv))
-	for _, r := range c.resv {
-		reserved[r.job.ID] = true
+func (c *cycle) candidates() []int {
+	// The guarantee's starts and reservations, by queued index.
+	taken := resized(&c.h.taken, len(c.s.Queued))
+	clear(taken)
+	for _, k := range c.core.Starts {
+		taken[k] = true
 	}
-	out := make([]int, 0, len(c.s.Queued)-len(started))
+	for _, k := range c.core.Reservations {
+		taken[k] = true
+	}
+	out := make([]int, 0, len(c.s.Queued)-len(c.core.Starts))
 	for _, idx := range c.order {
-		id := c.s.Queued[idx].ID
-		if !started[id] && !reserved[id] {
+		if !taken[idx] {
 			out = append(out, idx)
 		}
 	}

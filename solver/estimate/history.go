@@ -106,7 +106,7 @@ func NewWindow(cfg Config) *Window {
 type ring struct {
 	vals   []float64
 	next   int
-	sorted []float64 // nil when stale
+	sorted []float64 // vals sorted, nil until read
 	ver    uint64    // values added: any change to vals bumps it
 	dist   Dist      // FromSorted(sorted, 1) while distOK
 	distOK bool
@@ -127,10 +127,23 @@ func (r *ring) add(v float64, capacity int) {
 	if len(r.vals) < capacity {
 		r.vals = append(r.vals, v)
 	} else {
+		old := r.vals[r.next]
 		r.vals[r.next] = v
 		r.next = (r.next + 1) % capacity
+		if i, ok := slices.BinarySearch(r.sorted, old); ok {
+			r.sorted = slices.Delete(r.sorted, i, i+1)
+		} else {
+			r.sorted = nil // not read yet (or a value no search finds)
+		}
 	}
-	r.sorted, r.distOK = nil, false
+	// Once read, the sorted values are kept up to date value by value:
+	// every completion adds one, and sorting the ring anew for each was
+	// most of what an estimate cost.
+	if r.sorted != nil {
+		i, _ := slices.BinarySearch(r.sorted, v)
+		r.sorted = slices.Insert(r.sorted, i, v)
+	}
+	r.distOK = false
 }
 
 func (r *ring) sortedVals() []float64 {
