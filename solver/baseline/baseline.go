@@ -564,7 +564,17 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		w.pending(j, model.PendingPolicy, w.p.Name+" does not backfill: waits behind "+w.waiting)
 		return
 	}
-	cards, out := w.prof.FitNow(dur, req)
+	var cards []int
+	var out profile.Outcome
+	if w.brief {
+		// Nothing records why a job waits: whether it fits is enough.
+		var fits bool
+		if cards, fits = w.prof.FitNowAny(dur, req); !fits {
+			out = profile.NoCards // any failure: not read below
+		}
+	} else {
+		cards, out = w.prof.FitNow(dur, req)
+	}
 	optOut := w.waiting != "" && j.Backfill == model.BackfillOptOut
 	if out == profile.Fits && !optOut {
 		w.start(j, cards, dur)

@@ -416,3 +416,55 @@ func TestCanEverFitCacheAgrees(t *testing.T) {
 		}
 	})
 }
+
+// TestFitNowAnyAfterTaking: FitNowAny, which answers from a failure noted
+// before later starts, holds and reservations, gives what a fresh search
+// gives, over random sequences that also free cards (Set, Advance, Reset).
+func TestFitNowAnyAfterTaking(t *testing.T) {
+	older := 0
+	rapid.Check(t, func(t *rapid.T) {
+		p := randomBusyProfile(t)
+		shapes := make([]Request, rapid.IntRange(1, 3).Draw(t, "shapes"))
+		for i := range shapes {
+			shapes[i] = randomRequest(t, fmt.Sprintf("shape%d", i))
+		}
+		for range rapid.IntRange(1, 40).Draw(t, "asks") {
+			req := rapid.SampledFrom(shapes).Draw(t, "req")
+			dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
+			if f, ok := p.failureOf(req); ok && f.grew == p.grew && f.gen != p.gen && dur >= f.dur {
+				older++
+			}
+			want, wout := p.fitNow(dur, req, nil)
+			got, fits := p.FitNowAny(dur, req)
+			if fits != (wout == Fits) || !slices.Equal(got, want) {
+				t.Fatalf("FitNowAny(%d, %v) = %v %v, a fresh search %v %v", dur, req, fits, got, wout, want)
+			}
+			card := rapid.IntRange(0, len(p.rel)-1).Draw(t, "card")
+			switch rapid.IntRange(0, 7).Draw(t, "then") {
+			case 0, 1:
+				if fits {
+					if err := p.Reserve(got, 0, dur); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case 2:
+				if st, cards, ok := p.EarliestStart(1, dur, req); ok {
+					_ = p.Reserve(cards, st, st+dur)
+				}
+			case 3:
+				p.Hold(card, int64(rapid.IntRange(1, 50).Draw(t, "until")))
+			case 4:
+				p.Set(card, int64(rapid.IntRange(0, 50).Draw(t, "set")))
+			case 5:
+				p.Advance(int64(rapid.IntRange(0, 20).Draw(t, "dt")))
+			case 6:
+				if rapid.IntRange(0, 9).Draw(t, "reset") == 0 {
+					p.Reset()
+				}
+			}
+		}
+	})
+	if older == 0 {
+		t.Fatal("no ask was answered from a failure of an older state: the test checks nothing")
+	}
+}

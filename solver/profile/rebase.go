@@ -32,6 +32,7 @@ func (p *Profile) Advance(dt int64) []int32 {
 	}
 	p.spanLog = p.spanLog[:0]
 	p.gen++
+	p.grew++
 	if dt == 0 {
 		return started
 	}
@@ -88,5 +89,6 @@ func (p *Profile) Set(card int, until int64) {
 		p.rel[card] = until
 	}
 	p.gen++
+	p.grew++
 	p.noteChanged(card)
 }
