@@ -383,13 +383,20 @@ func (c *cycle) runningDist(i int, next []runEst, sameHist bool) []runEst {
 		if k := h.runEstAt[cards[0]]; k >= 0 && int(k) < len(h.runEsts) {
 			if re := &h.runEsts[k]; re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit {
 				h.runEstAt[cards[0]] = int32(len(next))
-				if sameHist || h.mem.hist.Current(re.tok) {
+				if sameHist {
 					return append(next, *re)
 				}
-				// The history moved: the same entry, brought up to
-				// date, without looking it up again.
-				h.fresh(re.entry, j)
-				return append(next, runEstOf(j, re.entry))
+				// The history moved: the same entry, brought up to date
+				// (once a plan, however many jobs share it) without
+				// looking it up again. Its token is re's while what re
+				// was computed from is current: tokens are read per
+				// entry, not per job.
+				e := re.entry
+				h.fresh(e, j)
+				if e.tok == re.tok {
+					return append(next, *re)
+				}
+				return append(next, runEstOf(j, e))
 			}
 		}
 	}
