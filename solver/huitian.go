@@ -603,8 +603,8 @@ func (c *cycle) matchQueued() {
 }
 
 // take gives job j the entry the last cycle held for it, while its user,
-// class and card count are the same.
-// The last cycle's record is spent (its buffer is the next cycle's).
+// class and card count are the same, and marks the last cycle's record
+// taken (an empty id: the buffer becomes the next cycle's).
 func take(dst, e *queuedMemo, j *model.Job) {
 	if e.entry != nil && e.user == j.User && e.class == j.Class && e.cards == j.Cards {
 		*dst = *e

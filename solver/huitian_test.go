@@ -242,18 +242,24 @@ func TestCachesFollowTheJobs(t *testing.T) {
 		for i := range s2.Running {
 			s2.Running[i].Job.User = rapid.SampledFrom(users).Draw(t, "ru2")
 		}
-		got, err := h.Plan(context.Background(), &s2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := fresh.Plan(context.Background(), &s2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("the planner that planned before differs from a fresh one (-fresh +planned):\n%s", diff)
-		}
+		planAsFresh(t, h, fresh, &s2, "")
 	})
+}
+
+// planAsFresh plans s with h, which planned before, and with fresh, a
+// twin with no caches, and fails unless they decide the same.
+func planAsFresh(t *rapid.T, h, fresh *Huitian, s *model.Snapshot, what string) {
+	got, err := h.Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fresh.Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("%sthe planner that planned before differs from a fresh one (-fresh +planned):\n%s", what, diff)
+	}
 }
 
 // twin returns a planner of h's kind (greedy or LP) with h's memory and
@@ -311,17 +317,6 @@ func TestQueueInAnyOrderKeepsEntries(t *testing.T) {
 		} else {
 			s2.Queued = rapid.Permutation(s2.Queued).Draw(t, "order")
 		}
-		fresh := twin(t, h)
-		got, err := h.Plan(context.Background(), &s2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := fresh.Plan(context.Background(), &s2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("reordered queue: the planner that planned before differs from a fresh one (-fresh +planned):\n%s", diff)
-		}
+		planAsFresh(t, h, twin(t, h), &s2, "reordered queue: ")
 	})
 }

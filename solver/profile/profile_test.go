@@ -300,6 +300,16 @@ func checkFreeLists(t *rapid.T, p *Profile) {
 	}
 }
 
+// randomShapes draws the few request shapes a cache test asks again and
+// again.
+func randomShapes(t *rapid.T) []Request {
+	shapes := make([]Request, rapid.IntRange(1, 3).Draw(t, "shapes"))
+	for i := range shapes {
+		shapes[i] = randomRequest(t, fmt.Sprintf("shape%d", i))
+	}
+	return shapes
+}
+
 // TestFitNowFailureCache: FitNow answering from a remembered failure gives
 // what a fresh search gives, over random sequences of the same few shapes
 // asked with various durations between starts and reservations.
@@ -307,10 +317,7 @@ func TestFitNowFailureCache(t *testing.T) {
 	hits := 0
 	rapid.Check(t, func(t *rapid.T) {
 		p := randomBusyProfile(t)
-		shapes := make([]Request, rapid.IntRange(1, 3).Draw(t, "shapes"))
-		for i := range shapes {
-			shapes[i] = randomRequest(t, fmt.Sprintf("shape%d", i))
-		}
+		shapes := randomShapes(t)
 		for range rapid.IntRange(1, 30).Draw(t, "asks") {
 			req := rapid.SampledFrom(shapes).Draw(t, "req")
 			dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
@@ -424,10 +431,7 @@ func TestFitNowAnyAfterTaking(t *testing.T) {
 	older := 0
 	rapid.Check(t, func(t *rapid.T) {
 		p := randomBusyProfile(t)
-		shapes := make([]Request, rapid.IntRange(1, 3).Draw(t, "shapes"))
-		for i := range shapes {
-			shapes[i] = randomRequest(t, fmt.Sprintf("shape%d", i))
-		}
+		shapes := randomShapes(t)
 		for range rapid.IntRange(1, 40).Draw(t, "asks") {
 			req := rapid.SampledFrom(shapes).Draw(t, "req")
 			dur := int64(rapid.IntRange(1, 60).Draw(t, "dur"))
