@@ -91,6 +91,10 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		}
 		alt := prep
 		alt.Until = c.withReleases(base, yield)
+		alt.Slot = 1 // its own kept profile: most cards differ from prep's
+		if requeue {
+			alt.Slot = 2
+		}
 		if !h.noFreeBound && c.freeBound(alt.Until, last) < headCards {
 			// Too few cards can be free by the last start keep accepts,
 			// whatever the walk would place: no plan needed.

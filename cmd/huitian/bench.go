@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,7 +28,7 @@ func newBenchCmd() *cobra.Command {
 		jsonOut       bool
 		cores         int
 		seed          uint64
-		cpuProfile    string
+		prof          profiling
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -49,7 +49,7 @@ many fell back for any reason (the LP's time included), and the LP's size
 and gap. Each plan gets the time budget as its context deadline, as the
 service gives it. Policies run one after another on one core (--cores).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			runtime.GOMAXPROCS(cores)
 			var pols []model.Policy
 			for _, name := range policies {
@@ -62,17 +62,11 @@ service gives it. Policies run one after another on one core (--cores).`,
 			if cycles < 1 || warmup < 0 || step <= 0 {
 				return exitWith(2, fmt.Errorf("--cycles %d, --warmup %d, --step %s: want at least one cycle, no negative warm-up, a positive step", cycles, warmup, step))
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := prof.start()
+			if err != nil {
+				return err
 			}
+			defer func() { err = errors.Join(err, stop()) }()
 			hist := bench.History(2000, seed+1)
 			var results []bench.SeqResult
 			for _, c := range cards {
@@ -128,6 +122,6 @@ service gives it. Policies run one after another on one core (--cores).`,
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.Flags().IntVar(&cores, "cores", 1, "GOMAXPROCS while measuring")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "workload seed")
-	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run here (go tool pprof)")
+	prof.flags(cmd.Flags())
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,8 +38,7 @@ type whatifFlags struct {
 	suite                                                                  suiteFlags
 	// shard is --shard (i/n, "" for the whole sweep), shardOut --shard-out.
 	shard, shardOut string
-	// cpuProfile is --cpuprofile: where to write a CPU profile of the run.
-	cpuProfile string
+	prof            profiling // --cpuprofile, --memprofile
 }
 
 // policyRun is one policy to simulate.
@@ -123,7 +121,7 @@ when a policy's row fails.
 	fl.StringVar(&f.shard, "shard", "", "i/n: make only part i (from 0) of n of the runs (workload × policy, numbered in order; run k is part k mod n's) and write them as a partial result for huitian whatif merge")
 	fl.StringVar(&f.shardOut, "shard-out", "", "--shard: write the partial result to this file (default: standard output)")
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
-	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run here (go tool pprof)")
+	f.prof.flags(fl)
 	cmd.AddCommand(newWhatifMergeCmd())
 	return cmd
 }
@@ -185,22 +183,16 @@ func traceFormat(path, format string) (string, error) {
 	return "", fmt.Errorf("--format: cannot tell the format of %q; give one of %s", path, strings.Join(trace.Formats(), ", "))
 }
 
-func runWhatif(cmd *cobra.Command, f *whatifFlags) error {
+func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	shard, err := parseShardFlags(cmd, f)
 	if err != nil {
 		return exitWith(2, err)
 	}
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return exitWith(2, fmt.Errorf("--cpuprofile: %w", err))
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return exitWith(2, fmt.Errorf("--cpuprofile: %w", err))
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := f.prof.start()
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stop()) }()
 	if f.suite.on {
 		return runSuite(cmd, f, shard)
 	}

@@ -117,11 +117,24 @@ func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision
 // what-if makes of it (a few jobs ending sooner), read instead of the
 // running jobs' limits: a what-if then plans s itself rather than a copy
 // of its running jobs with those limits changed.
+//
+// Slot is which of the planner's kept profiles the plan loads, from 0 to
+// Slots-1. A caller that plans one what-if every cycle beside its own plan,
+// with many busy times other than the snapshot's (every backfill job told
+// to yield), gives the what-if a slot of its own: each slot loads by what
+// changed since its own last load, where sharing one would load the
+// difference between the two twice a cycle (at 65,536 cards, most of the
+// cards, and the event streams sorted anew). The plan is the same in every
+// slot.
 type Prepared struct {
 	Order []int
 	Cards [][]int
 	Until []int64
+	Slot  int
 }
+
+// Slots is how many profiles a planner keeps loaded (Prepared.Slot).
+const Slots = 3
 
 // PlanPrepared is Plan with what was prepared.
 func (pl *Planner) PlanPrepared(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
@@ -189,7 +202,10 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 		st.until = HeldUntils(s, st.until)
 		until = st.until
 	}
-	prof := st.ld.load(s, prep.Cards, until, pl.FromScratch)
+	if prep.Slot < 0 || prep.Slot >= Slots {
+		return nil, nil, fmt.Errorf("baseline: Prepared.Slot %d: want 0 to %d", prep.Slot, Slots-1)
+	}
+	prof := st.ld[prep.Slot].load(s, prep.Cards, until, pl.FromScratch)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
 	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull}
 	if !w.brief {

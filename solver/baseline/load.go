@@ -8,9 +8,10 @@ import (
 )
 
 // loadState is what a baseline planner carries from one cycle to the
-// next: its loaded profile and the running jobs' card numbers.
+// next: its loaded profiles, one per slot (Prepared.Slot), and the running
+// jobs' card numbers.
 type loadState struct {
-	ld    loader
+	ld    [Slots]loader
 	ids   CardIDs
 	until []int64 // scratch: each running job's busy time
 }

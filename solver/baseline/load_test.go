@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // arriving, running jobs giving back cards — a planner that keeps its profile from cycle to cycle decides
 // exactly what one loading every cycle anew decides, for every baseline
 // policy, with the running jobs' cards resolved by the planner or by a
-// caller.
+// caller, in any of its slots, with what-ifs (some running jobs ending
+// sooner) planned in other slots between its cycles.
 func TestKeptProfilePlansAsFromScratch(t *testing.T) {
 	kept := 0
 	rapid.Check(t, func(t *rapid.T) {
@@ -36,7 +38,7 @@ func TestKeptProfilePlansAsFromScratch(t *testing.T) {
 		callerIDs := rapid.IntRange(0, 2).Draw(t, "callerIDs")
 		arrived := 0
 		for cycle := range rapid.IntRange(1, 25).Draw(t, "cycles") {
-			prep := Prepared{Order: QueueOrder(s.Queued)}
+			prep := Prepared{Order: QueueOrder(s.Queued), Slot: rapid.IntRange(0, Slots-1).Draw(t, "slot")}
 			switch callerIDs {
 			case 1:
 				var err error
@@ -63,6 +65,29 @@ func TestKeptProfilePlansAsFromScratch(t *testing.T) {
 			}
 			if cycle > 0 {
 				kept++
+			}
+			if rapid.Bool().Draw(t, "whatIf") {
+				// Some running jobs end sooner, planned in a slot of
+				// its own (or the same one).
+				until := HeldUntils(s, nil)
+				for i := range until {
+					if rapid.IntRange(0, 2).Draw(t, "sooner") == 0 {
+						until[i] = rapid.Int64Range(1, until[i]).Draw(t, "until")
+					}
+				}
+				alt := Prepared{Order: prep.Order, Until: until, Slot: rapid.IntRange(0, Slots-1).Draw(t, "whatIfSlot")}
+				got, err := inc.PlanPrepared(context.Background(), s, alt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				alt.Slot = 0
+				want, err := scratch.PlanPrepared(context.Background(), s, alt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("cycle %d: a what-if's plan on a kept profile differs from a fresh load's (-fresh +kept):\n%s", cycle, diff)
+				}
 			}
 			s = nextCycle(t, s, got, &arrived)
 		}
@@ -138,4 +163,16 @@ func earlier(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// TestSlotOutOfRange: a slot the planner does not keep is an error naming
+// the field, not a crash.
+func TestSlotOutOfRange(t *testing.T) {
+	s := &model.Snapshot{Cluster: modeltest.Uniform(1, 8, 0), Now: time.Unix(1e9, 0)}
+	for _, slot := range []int{-1, Slots} {
+		_, err := New(Params{Name: "easy", Backfill: true}).PlanPrepared(context.Background(), s, Prepared{Slot: slot})
+		if err == nil || !strings.Contains(err.Error(), "Prepared.Slot") {
+			t.Errorf("slot %d: got %v, want an error naming Prepared.Slot", slot, err)
+		}
+	}
 }
