@@ -233,6 +233,10 @@ type cycle struct {
 	seenBuf   []holder     // startDistOf's holders
 	cardScale float64      // mean cards of this cycle's LP candidates (value's unit)
 	sat       int8         // saturated(): 0 not yet known, 1 yes, -1 no
+	// yieldable is, once a try of the guarantee asked, the backfill jobs
+	// it tells to yield besides those planned: without and with requeue.
+	yieldable [2][]yielder
+	soon      []int8 // endsSoon, once asked: 0 not yet, 1 yes, -1 no
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg

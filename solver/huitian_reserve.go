@@ -72,28 +72,47 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if baseline.Done(ctx) != nil {
 			return nil, nil, false // past the budget: EASY's own guarantee
 		}
-		yield := maps.Clone(planned)
-		if yield == nil {
-			yield = map[int]preempt.Release{}
-		}
-		more := false
-		for i := range s.Running {
-			r := &s.Running[i]
-			if _, ok := yield[i]; ok || r.Kind != model.Backfill {
-				continue
+		// The jobs told to yield besides those planned: the other
+		// backfill jobs that can, each once a cycle per kind of try
+		// (at 65,536 cards most running jobs are backfill jobs: a map
+		// of them all, and their quantiles, every try was a tenth of
+		// the plan).
+		adds := &c.yieldable[b2i(requeue)]
+		if *adds == nil {
+			*adds = []yielder{}
+			for i := range s.Running {
+				r := &s.Running[i]
+				if _, ok := planned[i]; ok || r.Kind != model.Backfill {
+					continue
+				}
+				if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK && !c.endsSoon(i) {
+					*adds = append(*adds, yielder{i, rel})
+				}
 			}
-			if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK && !c.endsSoon(i) {
-				yield[i], more = rel, true
-			}
 		}
-		if !more {
+		if len(*adds) == 0 {
 			return nil, nil, false
 		}
 		alt := prep
-		alt.Until = c.withReleases(base, yield)
+		alt.Until = slices.Clone(prep.Until)
+		for _, y := range *adds {
+			if u, ok := c.releasedUntil(y.i, y.rel); ok {
+				alt.Until[y.i] = u
+			}
+		}
 		alt.Slot = 1 // its own kept profile: most cards differ from prep's
 		if requeue {
 			alt.Slot = 2
+		}
+		yield := func() map[int]preempt.Release {
+			y := maps.Clone(planned)
+			if y == nil {
+				y = make(map[int]preempt.Release, len(*adds))
+			}
+			for _, a := range *adds {
+				y[a.i] = a.rel
+			}
+			return y
 		}
 		if !h.noFreeBound && c.freeBound(alt.Until, last) < headCards {
 			// Too few cards can be free by the last start keep accepts,
@@ -123,7 +142,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 				return nil, nil, false
 			}
 			c.core, c.waiting = b, b.Waiting
-			return d, yield, true
+			return d, yield(), true
 		}
 		if len(d.Reservations) == 0 || d.Reservations[0].JobID != head.JobID {
 			return nil, nil, false
@@ -132,7 +151,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			return nil, nil, false
 		}
 		c.core, c.waiting = b, b.Waiting
-		return d, yield, true
+		return d, yield(), true
 	}
 	if h.mem.tuner.Params.HoldPreemption {
 		// Too much work lost to preemption lately: the head waits for
@@ -182,8 +201,16 @@ func (c *cycle) endsSoon(i int) bool {
 	if !c.runEst[i].own {
 		return false
 	}
-	rj := c.runningJobOf(i)
-	return rj.heldQuantile(c.grace, 0.5) <= c.h.cfg.Preempt.MinGain.Seconds()
+	if c.soon == nil {
+		c.soon = make([]int8, len(c.s.Running))
+	}
+	if c.soon[i] == 0 {
+		c.soon[i] = -1
+		if rj := c.runningJobOf(i); rj.heldQuantile(c.grace, 0.5) <= c.h.cfg.Preempt.MinGain.Seconds() {
+			c.soon[i] = 1
+		}
+	}
+	return c.soon[i] > 0
 }
 
 // easyParams are the guarantee's: EASY at the snapshot's reservation depth
@@ -333,12 +360,35 @@ func (c *cycle) withReleases(base []int64, rel map[int]preempt.Release) []int64 
 	}
 	out := slices.Clone(base)
 	for i, r := range rel {
-		run := &c.s.Running[i]
-		if lim := r.At.Sub(run.Start); lim < run.Job.TimeLimit {
-			out[i] = baseline.HeldUntil(c.s.Now, run.Start, lim, c.grace)
+		if u, ok := c.releasedUntil(i, r); ok {
+			out[i] = u
 		}
 	}
 	return out
+}
+
+// releasedUntil is running job i's busy time (seconds from now) when it
+// yields by r, and whether that comes before its limit.
+func (c *cycle) releasedUntil(i int, r preempt.Release) (int64, bool) {
+	run := &c.s.Running[i]
+	if lim := r.At.Sub(run.Start); lim < run.Job.TimeLimit {
+		return baseline.HeldUntil(c.s.Now, run.Start, lim, c.grace), true
+	}
+	return 0, false
+}
+
+// yielder is a running job that a try of the guarantee tells to yield,
+// by index into s.Running, and how it would.
+type yielder struct {
+	i   int
+	rel preempt.Release
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func startsJob(d *model.Decision, id string) bool {
