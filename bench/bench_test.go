@@ -77,7 +77,7 @@ func BenchmarkCycles(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					q := NewSequence(size.cards, size.queued, 1, 30*time.Second)
+					q := NewSequence(size.cards, size.queued, 1, 30*time.Second).Reuse()
 					if res, err = MeasureSequence(context.Background(), pl, q, 2, 20, 50*time.Millisecond, time.Now); err != nil {
 						b.Fatal(err)
 					}

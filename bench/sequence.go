@@ -27,6 +27,14 @@ type Sequence struct {
 	// time limit.
 	runtime map[string]time.Duration
 	next    int
+	// reuse: Advance builds the next snapshot in the one of two cycles
+	// back (spare), and keeps its maps, so that the harness's garbage
+	// does not set off collections inside the plans it measures.
+	reuse  bool
+	spare  *model.Snapshot
+	queued map[string]int
+	gone   map[string]bool
+	pre    map[string]bool
 }
 
 // NewSequence starts a sequence at Snapshot(cards, queued, seed), one
@@ -56,8 +64,19 @@ func (q *Sequence) draw(limit time.Duration) time.Duration {
 }
 
 // Snapshot returns this cycle's snapshot. Planners must not modify it;
-// Advance builds the next one afresh.
+// Advance builds the next one afresh, or, once Reuse was asked, in the
+// snapshot of the cycle before this one.
 func (q *Sequence) Snapshot() *model.Snapshot { return q.s }
+
+// Reuse makes Advance build each snapshot in the arrays of the one two
+// cycles back, as a resource manager linked in with the planner would
+// keep its buffers: a caller may then hold a snapshot only until the
+// second Advance after it (a planner keeps nothing of a snapshot but
+// values, which the differential test checks with Reuse on).
+func (q *Sequence) Reuse() *Sequence {
+	q.reuse = true
+	return q
+}
 
 // Advance acts on d, the decision for the current snapshot, and moves to
 // the next cycle. It returns the events of the step (starts, finishes,
@@ -65,24 +84,32 @@ func (q *Sequence) Snapshot() *model.Snapshot { return q.s }
 func (q *Sequence) Advance(d *model.Decision) []model.Event {
 	s := q.s
 	now := s.Now.Add(q.step)
-	next := &model.Snapshot{Now: now, Cluster: s.Cluster, Options: s.Options}
+	next := &model.Snapshot{}
+	if q.reuse && q.spare != nil {
+		next = q.spare
+	}
+	*next = model.Snapshot{Now: now, Cluster: s.Cluster, Options: s.Options, Running: next.Running[:0], Queued: next.Queued[:0]}
+	if q.queued == nil || !q.reuse {
+		q.queued, q.gone, q.pre = make(map[string]int, len(s.Queued)), map[string]bool{}, map[string]bool{}
+	}
+	queued, gone, preempted := q.queued, q.gone, q.pre
+	clear(queued)
+	clear(gone)
+	clear(preempted)
 	var evs []model.Event
-	queued := make(map[string]int, len(s.Queued))
 	for i := range s.Queued {
 		queued[s.Queued[i].ID] = i
 	}
-	gone := map[string]bool{}
 	// 1. The decision: starts run from now; preempted jobs go back to the
 	// queue (requeued with their count, suspended ones too). 2. Then the
 	// jobs whose actual runtime is up by the next now complete. The next
 	// snapshot is allocated at its size, as a decoded request would be:
 	// the harness's own garbage (slices grown by appends, a copy of the
 	// running jobs) set off collections during the plans it measures.
-	preempted := map[string]bool{}
 	for _, p := range d.Preemptions {
 		preempted[p.JobID] = true
 	}
-	next.Running = make([]model.Running, 0, len(s.Running)+len(d.Starts))
+	next.Running = slices.Grow(next.Running, len(s.Running)+len(d.Starts))
 	var back []model.Job
 	var done []model.Event
 	run := func(r *model.Running) {
@@ -120,7 +147,7 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 	evs = append(evs, done...)
 	// 3. The queue: what did not start, the preempted, and arrivals that
 	// keep it about as deep as it was asked to be.
-	next.Queued = make([]model.Job, 0, max(len(s.Queued)+len(back), q.depth)+2)
+	next.Queued = slices.Grow(next.Queued, max(len(s.Queued)+len(back), q.depth)+2)
 	for _, j := range s.Queued {
 		if !gone[j.ID] {
 			next.Queued = append(next.Queued, j)
@@ -136,7 +163,7 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 		next.Queued = append(next.Queued, j)
 	}
 	slices.SortStableFunc(evs, func(a, b model.Event) int { return a.Time.Compare(b.Time) })
-	q.s = next
+	q.s, q.spare = next, s
 	return evs
 }
 

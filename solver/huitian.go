@@ -160,10 +160,27 @@ type Huitian struct {
 	memo, memoNext []queuedMemo
 	missed         []int32 // matchQueued's jobs not found by the walk
 	cycles         uint64  // cycles begun (newCycle): cycle.no
-	taken          []bool  // candidates' buffer
+	taken          []bool  // candidates' buffers
+	cands          []int
+	keyed          []byMed // backfillBeyond's buffers
+	sorted         []int
+	lvFlat         []int // windowLevels' buffers
+	lvAvail        [][]int
+	startDists     []estimate.Dist // cycle.startDist's buffer
+	lpCands        []candidate     // placeLP's buffers
+	lpRest         []int
+	lpPos          []int32
 	// held is the guarantee's running jobs' busy times (HeldUntils),
-	// kept for its memory.
-	held []int64
+	// kept for its memory; relUntil the same with the planned yields
+	// (withReleases), tryUntil each kind of try's, yieldBuf the buffers
+	// of cycle.yieldable: at 65,536 cards, a list of 28,000 running jobs
+	// each.
+	held, relUntil []int64
+	tryUntil       [2][]int64
+	yieldBuf       [2][]yielder
+	// orders are the buffers of the cycle's two queue orders: EASY's
+	// and huitian's (queueOrder).
+	orders [2]baseline.Orders
 	// needs are the messages of jobs waiting for free cards, by card
 	// count (needsMsg).
 	needs []string
@@ -233,10 +250,12 @@ type cycle struct {
 	seenBuf   []holder     // startDistOf's holders
 	cardScale float64      // mean cards of this cycle's LP candidates (value's unit)
 	sat       int8         // saturated(): 0 not yet known, 1 yes, -1 no
-	// yieldable is, once a try of the guarantee asked, the backfill jobs
-	// it tells to yield besides those planned: without and with requeue.
-	yieldable [2][]yielder
-	soon      []int8 // endsSoon, once asked: 0 not yet, 1 yes, -1 no
+	// yieldable is, once a try of the guarantee asked (yieldAsked), the
+	// backfill jobs it tells to yield besides those planned: without and
+	// with requeue.
+	yieldable  [2][]yielder
+	yieldAsked [2]bool
+	soon       []int8 // endsSoon, once asked: 0 not yet, 1 yes, -1 no
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg
@@ -628,7 +647,8 @@ const (
 func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	c := &cycle{
 		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
-		d: &model.Decision{Stats: model.Stats{Solver: h.name}},
+		d:         &model.Decision{Stats: model.Stats{Solver: h.name}},
+		startDist: h.startDists[:0],
 	}
 	c.grace = baseline.OverrunGrace(s)
 	// The running jobs' cards, resolved once for the guarantee's plans
@@ -659,7 +679,7 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	c.matchQueued()
 	// EASY's order (the guarantee's) and huitian's differ only by the
 	// compensation of requeued jobs: sorted once when none has any.
-	plain := baseline.QueueOrder(s.Queued)
+	plain := h.orders[0].By(s.Queued, nil)
 	c.easyOrder = c.behindTheirHeads(plain)
 	c.order = c.easyOrder
 	for i := range s.Queued {
@@ -689,7 +709,7 @@ func cancelled(ctx context.Context) error {
 // queueOrder: higher effective priority first (priority plus the bounded
 // compensation of requeued jobs), then earlier submit, then id.
 func (h *Huitian) queueOrder(q []model.Job) []int {
-	return baseline.QueueOrderBy(q, func(j *model.Job) int { return preempt.Compensation(h.cfg.Preempt, j.RequeueCount) })
+	return h.orders[1].By(q, func(j *model.Job) int { return preempt.Compensation(h.cfg.Preempt, j.RequeueCount) })
 }
 
 // load builds the predicted profile: each running job holds its cards
@@ -771,7 +791,7 @@ func (c *cycle) classify(candidates []int) {
 func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 	s, h := c.s, c.h
 	if h.cfg.ShortestFirst {
-		keyed := make([]byMed, len(candidates))
+		keyed := resized(&h.keyed, len(candidates))
 		for k, idx := range candidates {
 			j := &s.Queued[idx]
 			e := c.queuedEst(idx)
@@ -781,7 +801,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 			candidates = c.firstByMed(candidates, keyed)
 		} else {
 			slices.SortFunc(keyed, byMed.compare)
-			sorted := make([]int, len(candidates))
+			sorted := resized(&h.sorted, len(candidates))
 			for k, e := range keyed {
 				sorted[k] = candidates[e.k]
 			}
@@ -940,6 +960,7 @@ func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
 	}
 	k := len(c.d.Starts)
 	c.startDist = append(c.startDist, e.dist)
+	c.h.startDists = c.startDist // grown: the next cycle's buffer
 	for _, id := range cards {
 		c.holder[id] = startedHolder(k)
 	}

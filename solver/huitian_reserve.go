@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -77,9 +76,12 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		// (at 65,536 cards most running jobs are backfill jobs: a map
 		// of them all, and their quantiles, every try was a tenth of
 		// the plan).
-		adds := &c.yieldable[b2i(requeue)]
-		if *adds == nil {
-			*adds = []yielder{}
+		k := b2i(requeue)
+		adds := &c.yieldable[k]
+		if !c.yieldAsked[k] {
+			c.yieldAsked[k] = true
+			*adds = h.yieldBuf[k][:0]
+			defer func() { h.yieldBuf[k] = *adds }() // grown: the next cycle's buffer
 			for i := range s.Running {
 				r := &s.Running[i]
 				if _, ok := planned[i]; ok || r.Kind != model.Backfill {
@@ -94,7 +96,8 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			return nil, nil, false
 		}
 		alt := prep
-		alt.Until = slices.Clone(prep.Until)
+		h.tryUntil[k] = append(h.tryUntil[k][:0], prep.Until...)
+		alt.Until = h.tryUntil[k]
 		for _, y := range *adds {
 			if u, ok := c.releasedUntil(y.i, y.rel); ok {
 				alt.Until[y.i] = u
@@ -353,12 +356,13 @@ func (c *cycle) contracts() map[int]preempt.Release {
 // withReleases returns the running jobs' busy times (base, from
 // baseline.HeldUntils) with each job in rel ending when it must have
 // yielded (its time limit cut to that), for EASY to plan on: base itself
-// when rel is empty, else a copy.
+// when rel is empty, else a copy (in the planner's buffer: one a cycle).
 func (c *cycle) withReleases(base []int64, rel map[int]preempt.Release) []int64 {
 	if len(rel) == 0 {
 		return base
 	}
-	out := slices.Clone(base)
+	c.h.relUntil = append(c.h.relUntil[:0], base...)
+	out := c.h.relUntil
 	for i, r := range rel {
 		if u, ok := c.releasedUntil(i, r); ok {
 			out[i] = u
@@ -660,11 +664,12 @@ func (c *cycle) candidates() []int {
 	for _, k := range c.core.Reservations {
 		taken[k] = true
 	}
-	out := make([]int, 0, len(c.s.Queued)-len(c.core.Starts))
+	out := c.h.cands[:0]
 	for _, idx := range c.order {
 		if !taken[idx] {
 			out = append(out, idx)
 		}
 	}
+	c.h.cands = out
 	return out
 }

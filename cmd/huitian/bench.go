@@ -77,7 +77,7 @@ service gives it. Policies run one after another on one core (--cores).`,
 						if err != nil {
 							return exitWith(2, err)
 						}
-						seq := bench.NewSequence(c, q, seed, step)
+						seq := bench.NewSequence(c, q, seed, step).Reuse()
 						res, err := bench.MeasureSequence(context.Background(), pl, seq, warmup, cycles, budget, time.Now)
 						if err != nil {
 							return err

@@ -238,11 +238,16 @@ func Load(s *model.Snapshot) (*profile.Profile, error) {
 
 // Resolve returns the dense numbers of every running job's cards, by
 // index into s.Running, remembering them for the next cycle. The slices
-// are the CardIDs' own: the caller must not modify them.
+// are the CardIDs' own: the caller must not modify them, and the outer
+// one is the next Resolve's too (one list of 28,000 running jobs a cycle
+// at 65,536 cards); each job's cards stay as they are.
 func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
 	c.Begin(s.Cluster.Layout())
 	defer c.End(len(s.Running))
-	out := make([][]int, len(s.Running))
+	if n := len(s.Running); cap(c.out) < n {
+		c.out = make([][]int, n, n+n/4)
+	}
+	out := c.out[:len(s.Running)]
 	next, j := c.next[:0], 0
 	for i := range s.Running {
 		r := &s.Running[i]
@@ -327,23 +332,38 @@ func QueueOrder(q []model.Job) []int { return QueueOrderBy(q, nil) }
 // QueueOrderBy is QueueOrder with each job's priority raised by bonus
 // (none when nil): huitian raises a requeued job's by its compensation.
 func QueueOrderBy(q []model.Job, bonus func(*model.Job) int) []int {
-	// The keys side by side: a deep queue's sort compared times and
-	// priorities through the jobs, a cache miss each.
-	type key struct {
-		prio int
-		sec  int64
-		nsec int32
-		k    int32
-	}
-	keys := make([]key, len(q))
+	var o Orders
+	return o.By(q, bonus)
+}
+
+// Orders keeps QueueOrderBy's buffers for a caller that orders a deep
+// queue every cycle: By's answer is its own until the next By.
+type Orders struct {
+	keys  []orderKey
+	order []int
+}
+
+// orderKey is a job's sort key, side by side with the others': a deep
+// queue's sort compared times and priorities through the jobs, a cache
+// miss each.
+type orderKey struct {
+	prio int
+	sec  int64
+	nsec int32
+	k    int32
+}
+
+// By is QueueOrderBy in o's buffers.
+func (o *Orders) By(q []model.Job, bonus func(*model.Job) int) []int {
+	keys := slices.Grow(o.keys[:0], len(q))[:len(q)]
 	for i := range q {
 		j := &q[i]
-		keys[i] = key{prio: j.Priority, sec: j.Submit.Unix(), nsec: int32(j.Submit.Nanosecond()), k: int32(i)}
+		keys[i] = orderKey{prio: j.Priority, sec: j.Submit.Unix(), nsec: int32(j.Submit.Nanosecond()), k: int32(i)}
 		if bonus != nil {
 			keys[i].prio += bonus(j)
 		}
 	}
-	slices.SortFunc(keys, func(a, b key) int {
+	slices.SortFunc(keys, func(a, b orderKey) int {
 		if c := cmp.Compare(b.prio, a.prio); c != 0 {
 			return c
 		}
@@ -358,10 +378,11 @@ func QueueOrderBy(q []model.Job, bonus func(*model.Job) int) []int {
 		}
 		return cmp.Compare(a.k, b.k)
 	})
-	order := make([]int, len(q))
+	order := slices.Grow(o.order[:0], len(q))[:len(q)]
 	for i, kk := range keys {
 		order[i] = int(kk.k)
 	}
+	o.keys, o.order = keys, order
 	return order
 }
 

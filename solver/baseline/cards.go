@@ -19,6 +19,7 @@ type CardIDs struct {
 	// lookup (a resource manager lists its running jobs in a stable
 	// order: a cycle drops the ended ones and adds the started ones).
 	last, next []resolved
+	out        [][]int // Resolve's answer, reused
 }
 
 type resolved struct {

@@ -353,8 +353,17 @@ type state struct {
 
 func newState(in *Instance) *state {
 	s := &state{in: in, avail: make([][]int, len(in.Avail))}
+	size := 0
 	for n := range in.Avail {
-		s.avail[n] = slices.Clone(in.Avail[n])
+		size += len(in.Avail[n])
+	}
+	// One array for every node's copy: a cluster's nodes were an
+	// allocation each.
+	flat := make([]int, 0, size)
+	for n := range in.Avail {
+		k := len(flat)
+		flat = append(flat, in.Avail[n]...)
+		s.avail[n] = flat[k:len(flat):len(flat)]
 	}
 	return s
 }
