@@ -167,6 +167,8 @@ type Huitian struct {
 	lvFlat         []int // windowLevels' buffers
 	lvAvail        [][]int
 	startDists     []estimate.Dist // cycle.startDist's buffer
+	remHelds       []remHeld       // cycle.remHeld's
+	maxOf          []estimate.Dist // startDistOf's
 	lpCands        []candidate     // placeLP's buffers
 	lpRest         []int
 	lpPos          []int32
@@ -496,7 +498,9 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	if err := c.load(planned); err != nil {
 		return nil, err
 	}
-	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount()))
+	// Room for the starts most cycles make; a cycle that starts more
+	// grows the list (a cap of every free card allocated for one start).
+	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount(), 16))
 	// The entries are made in a buffer of the planner's and copied out in
 	// queue order by sortPending: one list of a deep queue's per cycle.
 	c.d.Pending = resized(&h.pendBuf, len(s.Queued))[:0]
@@ -649,6 +653,7 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
 		d:         &model.Decision{Stats: model.Stats{Solver: h.name}},
 		startDist: h.startDists[:0],
+		remHeld:   h.remHelds[:0],
 	}
 	c.grace = baseline.OverrunGrace(s)
 	// The running jobs' cards, resolved once for the guarantee's plans
@@ -1030,6 +1035,7 @@ func (c *cycle) runningRem(i int) (rem, held estimate.Dist) {
 		}
 		rh.held = rh.rem.Cap(rj.cap)
 		c.remHeld = append(c.remHeld, rh)
+		c.h.remHelds = c.remHeld // grown: the next cycle's buffer
 		rj.remAt = int32(len(c.remHeld))
 	}
 	rh := &c.remHeld[rj.remAt-1]
@@ -1051,7 +1057,8 @@ func (c *cycle) releaseDist(card int) (estimate.Dist, bool) {
 // startDistOf is the distribution of when all of cards are free: the
 // maximum of the release times of the jobs holding them.
 func (c *cycle) startDistOf(cards []int) estimate.Dist {
-	var ds []estimate.Dist
+	ds := c.h.maxOf[:0]
+	defer func() { c.h.maxOf = ds[:0] }()
 	// The holders seen: mostly few (a reservation's cards are held by a
 	// few jobs, neighbours mostly by the same one), so a list, and a map
 	// past a few dozen.

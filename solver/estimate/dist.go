@@ -181,9 +181,12 @@ func MaxOf(ds []Dist) Dist {
 		hi = max(hi, ds[i].Q[Grid-1])
 	}
 	const maxPoints = 256
+	// At most maxPoints points either way: both lists live on the stack
+	// (a reservation's start asks for one maximum, a cycle for many).
+	var xbuf, cbuf [maxPoints]float64
 	var xs []float64
 	if len(ds)*Grid <= maxPoints {
-		xs = make([]float64, 0, len(ds)*Grid)
+		xs = xbuf[:0]
 		for i := range ds {
 			for _, q := range ds[i].Q {
 				if q >= lo {
@@ -194,12 +197,12 @@ func MaxOf(ds []Dist) Dist {
 		slices.Sort(xs)
 		xs = slices.Compact(xs)
 	} else {
-		xs = make([]float64, maxPoints)
+		xs = xbuf[:]
 		for k := range xs {
 			xs[k] = lo + (hi-lo)*float64(k)/(maxPoints-1)
 		}
 	}
-	cdf := make([]float64, len(xs))
+	cdf := cbuf[:len(xs)]
 	for k, x := range xs {
 		p := 1.0
 		for i := range ds {
