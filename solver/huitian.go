@@ -543,17 +543,35 @@ type queuedJob struct {
 func (c *cycle) queuedEst(k int) jobEst {
 	q := &c.queued[k]
 	if q.cycle != c.no {
-		j, m := &c.s.Queued[k], &c.memo[k]
-		e := m.entry
-		if e == nil {
-			e = c.h.estEntryOf(j)
-			*m = queuedMemo{id: j.ID, user: j.User, class: j.Class, cards: j.Cards, entry: e}
-		} else {
-			c.h.fresh(e, j)
-		}
-		q.est, q.cycle = jobEst{e.ratios.Of(j.TimeLimit.Seconds()), e.basis}, c.no
+		e := c.queuedEntry(k)
+		q.est, q.cycle = jobEst{e.ratios.Of(c.s.Queued[k].TimeLimit.Seconds()), e.basis}, c.no
 	}
 	return q.est
+}
+
+// queuedMed is queuedEst(k).dist.Quantile(0.5), without making the
+// distribution when no phase asked for it yet this cycle: the
+// shortest-first order reads the median of every candidate, the rest of
+// a plan the distributions of a few.
+func (c *cycle) queuedMed(k int) float64 {
+	if q := &c.queued[k]; q.cycle == c.no {
+		return q.est.dist.Quantile(0.5)
+	}
+	return c.queuedEntry(k).ratios.Median(c.s.Queued[k].TimeLimit.Seconds())
+}
+
+// queuedEntry is queued job k's estimate cache entry, brought up to date
+// with the history.
+func (c *cycle) queuedEntry(k int) *estEntry {
+	j, m := &c.s.Queued[k], &c.memo[k]
+	e := m.entry
+	if e == nil {
+		e = c.h.estEntryOf(j)
+		*m = queuedMemo{id: j.ID, user: j.User, class: j.Class, cards: j.Cards, entry: e}
+	} else {
+		c.h.fresh(e, j)
+	}
+	return e
 }
 
 // queuedMemo is a queued job's estimate cache entry as a cycle found it
@@ -799,8 +817,7 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 		keyed := resized(&h.keyed, len(candidates))
 		for k, idx := range candidates {
 			j := &s.Queued[idx]
-			e := c.queuedEst(idx)
-			keyed[k] = byMed{preempt.Compensation(h.cfg.Preempt, j.RequeueCount), e.dist.Quantile(0.5), k}
+			keyed[k] = byMed{preempt.Compensation(h.cfg.Preempt, j.RequeueCount), c.queuedMed(idx), k}
 		}
 		if c.saturated() {
 			candidates = c.firstByMed(candidates, keyed)

@@ -285,3 +285,25 @@ func TestBasisOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestMedianIsOfsMedian: Ratios.Median is Of(limit).Quantile(0.5) bit for
+// bit, over random histories (runtimes past their limits included; Add
+// keeps their ratio at 1) and limits, and for estimates that fall back to
+// the limit.
+func TestMedianIsOfsMedian(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := NewWindow(Config{MinSamples: rapid.IntRange(1, 5).Draw(t, "min")})
+		users := []string{"a", "b", "c"}
+		for range rapid.IntRange(0, 60).Draw(t, "n") {
+			lim := float64(rapid.IntRange(1, 100000).Draw(t, "lim"))
+			w.Add(Record{User: rapid.SampledFrom(users).Draw(t, "u"), Class: "c", Cards: 1, Limit: lim,
+				Runtime: lim * rapid.Float64Range(0, 3).Draw(t, "r")})
+		}
+		r, _, _ := w.EstimateRatios(rapid.SampledFrom(users).Draw(t, "ju"), "c", 1)
+		lim := rapid.Float64Range(0, 1e7).Draw(t, "limit")
+		d := r.Of(lim)
+		if got, want := r.Median(lim), d.Quantile(0.5); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("Median(%v) = %v, Of(%v).Quantile(0.5) = %v", lim, got, lim, want)
+		}
+	})
+}

@@ -317,6 +317,17 @@ func (r *Ratios) Of(limit float64) Dist {
 	return d.Cap(limit)
 }
 
+// Median is Of(limit).Quantile(0.5), bit for bit, without the
+// distribution: the median is grid point Grid/2 (Grid is odd), scaled and
+// capped as Of does. A deep queue's shortest-first order reads every
+// queued job's median every cycle and little else.
+func (r *Ratios) Median(limit float64) float64 {
+	if r.limit {
+		return limit
+	}
+	return min(r.d.Q[Grid/2]*limit, limit)
+}
+
 // Token says what one estimate read of a window, so that Current can tell
 // cheaply whether the window would still answer the same: the ring it read
 // (none when it fell back to the limit) and the user+class's error ring,
