@@ -62,12 +62,17 @@ func (d *Dist) CDF(x float64) float64 {
 		return 1
 	}
 	// The last grid point at or below x.
-	i := sortSearch(&d.Q, x)
+	return cdfBetween(&d.Q, sortSearch(&d.Q, x), x)
+}
+
+// cdfBetween is the CDF at x (q[0] ≤ x < q[Grid-1]) from i, the last grid
+// point at or below it.
+func cdfBetween(q *[Grid]float64, i int, x float64) float64 {
 	if i >= Grid-1 {
 		return 1
 	}
 	// Flat stretches (atoms) count in full once x reaches them.
-	lo, hi := d.Q[i], d.Q[i+1]
+	lo, hi := q[i], q[i+1]
 	f := 1.0
 	if hi > lo {
 		f = (x - lo) / (hi - lo)
@@ -202,13 +207,31 @@ func MaxOf(ds []Dist) Dist {
 			xs[k] = lo + (hi-lo)*float64(k)/(maxPoints-1)
 		}
 	}
+	// The product of the CDFs at every point, each CDF walked along the
+	// sorted points instead of searched at each (a reservation held by a
+	// hundred jobs asked 25,600 searches): the same values, multiplied in
+	// the same order.
 	cdf := cbuf[:len(xs)]
-	for k, x := range xs {
-		p := 1.0
-		for i := range ds {
-			p *= ds[i].CDF(x)
+	for k := range cdf {
+		cdf[k] = 1
+	}
+	for i := range ds {
+		q := &ds[i].Q
+		at := 0 // the last grid point at or below x, once x reaches q[0]
+		for k, x := range xs {
+			if x < q[0] {
+				cdf[k] *= 0
+				continue
+			}
+			if x >= q[Grid-1] {
+				cdf[k] *= 1
+				continue
+			}
+			for at+1 < Grid && q[at+1] <= x {
+				at++
+			}
+			cdf[k] *= cdfBetween(q, at, x)
 		}
-		cdf[k] = p
 	}
 	// Invert: the quantile at p is the first x whose CDF reaches p,
 	// interpolated within its step; at p = 0 it is where the mass begins.

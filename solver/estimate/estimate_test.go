@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -304,6 +305,95 @@ func TestMedianIsOfsMedian(t *testing.T) {
 		d := r.Of(lim)
 		if got, want := r.Median(lim), d.Quantile(0.5); math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("Median(%v) = %v, Of(%v).Quantile(0.5) = %v", lim, got, lim, want)
+		}
+	})
+}
+
+// oldMaxOf is MaxOf as it was before its CDFs were walked along the
+// points: each CDF searched at each point.
+func oldMaxOf(ds []Dist) Dist {
+	switch len(ds) {
+	case 0:
+		return Point(0)
+	case 1:
+		return ds[0]
+	}
+	lo, hi := ds[0].Q[0], ds[0].Q[Grid-1]
+	for i := range ds {
+		lo = max(lo, ds[i].Q[0])
+		hi = max(hi, ds[i].Q[Grid-1])
+	}
+	const maxPoints = 256
+	var xs []float64
+	if len(ds)*Grid <= maxPoints {
+		for i := range ds {
+			for _, q := range ds[i].Q {
+				if q >= lo {
+					xs = append(xs, q)
+				}
+			}
+		}
+		slices.Sort(xs)
+		xs = slices.Compact(xs)
+	} else {
+		xs = make([]float64, maxPoints)
+		for k := range xs {
+			xs[k] = lo + (hi-lo)*float64(k)/(maxPoints-1)
+		}
+	}
+	cdf := make([]float64, len(xs))
+	for k, x := range xs {
+		p := 1.0
+		for i := range ds {
+			p *= ds[i].CDF(x)
+		}
+		cdf[k] = p
+	}
+	var out Dist
+	for i := range out.Q {
+		p := float64(i) / (Grid - 1)
+		k := 0
+		if i == 0 {
+			for k < len(cdf) && cdf[k] <= 0 {
+				k++
+			}
+			out.Q[0] = xs[min(k, len(xs)-1)]
+			continue
+		}
+		k, _ = slices.BinarySearch(cdf, p)
+		switch {
+		case k >= len(xs):
+			out.Q[i] = xs[len(xs)-1]
+		case k == 0 || cdf[k] == cdf[k-1]:
+			out.Q[i] = xs[k]
+		default:
+			f := (p - cdf[k-1]) / (cdf[k] - cdf[k-1])
+			out.Q[i] = xs[k-1] + f*(xs[k]-xs[k-1])
+		}
+	}
+	for i := 1; i < Grid; i++ {
+		out.Q[i] = max(out.Q[i], out.Q[i-1])
+	}
+	return out
+}
+
+// TestMaxOfAsSearched: MaxOf is bit for bit what it was when each CDF was
+// searched at each point, over random distributions (atoms, shared grid
+// values and points, few inputs and past the 256-point grid).
+func TestMaxOfAsSearched(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "n")
+		ds := make([]Dist, n)
+		for i := range ds {
+			vals := rapid.SliceOfN(rapid.SampledFrom([]float64{0, 1, 5, 30, 60, 61, 600, 3600, 7200, 1e5}), 1, 12).Draw(t, "vals")
+			slices.Sort(vals)
+			ds[i] = FromSorted(vals, rapid.SampledFrom([]float64{1, 0.5, 3}).Draw(t, "scale"))
+		}
+		got, want := MaxOf(ds), oldMaxOf(ds)
+		for i := range got.Q {
+			if math.Float64bits(got.Q[i]) != math.Float64bits(want.Q[i]) {
+				t.Fatalf("MaxOf of %d: Q[%d] = %v, searched %v", n, i, got.Q[i], want.Q[i])
+			}
 		}
 	})
 }
