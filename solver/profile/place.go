@@ -28,6 +28,9 @@ type scratch struct {
 	ct      countingScratch
 	baseTmp []baseEvent
 	gapTmp  []gap
+	// patchEvents' changed cards' events.
+	patchBase []baseEvent
+	patchGaps []gap
 
 	packed []int64  // placeFlat's keys
 	bits   []uint64 // earliestFlat's chosen cards, one bit each, cleared after use
@@ -36,6 +39,13 @@ type scratch struct {
 	// sweep's counters, which are live while it places.
 	switchCap []int32
 	touched   []int32
+
+	// Buffers of pickInNode's cards in one island, placeSwitch's nodes
+	// under the chosen switch and placeSpread's order: every start,
+	// reservation and sweep that places cards asked for new ones.
+	pick     []int
+	inSwitch []nodeGroup
+	spread   []nodeGroup
 }
 
 type nodeGroup struct {
@@ -159,15 +169,7 @@ func (p *Profile) placeOneNode(groups []nodeGroup, k int) []int {
 // islandsOf splits a node's candidate cards by island, returning
 // (island, cards) runs in order of first appearance.
 func (p *Profile) islandsOf(cards []int) [][]int {
-	first := p.lay.Cards[cards[0]].Island
-	same := true
-	for _, c := range cards[1:] {
-		if p.lay.Cards[c].Island != first {
-			same = false
-			break
-		}
-	}
-	if same {
+	if p.oneIsland(cards) {
 		return [][]int{slices.Clone(cards)}
 	}
 	var out [][]int
@@ -202,6 +204,17 @@ func (p *Profile) islandsOf(cards []int) [][]int {
 		}
 	}
 	return out
+}
+
+// oneIsland says whether cards (at least one) are all of one island.
+func (p *Profile) oneIsland(cards []int) bool {
+	first := p.lay.Cards[cards[0]].Island
+	for _, c := range cards[1:] {
+		if p.lay.Cards[c].Island != first {
+			return false
+		}
+	}
+	return true
 }
 
 // poolUnnamed merges the cards that belong to no NVLink island (each its
@@ -243,6 +256,14 @@ func (p *Profile) byKey(cards []int) {
 func (p *Profile) pickInNode(cards []int, k int, dst []int) []int {
 	if len(cards) == 1 && k == 1 {
 		return append(dst, cards[0])
+	}
+	if p.oneIsland(cards) {
+		// islandsOf's one run, sorted in a buffer: a node's cards are
+		// mostly one island, and every start and sweep places some.
+		c := append(p.sc.pick[:0], cards...)
+		p.byKey(c)
+		p.sc.pick = c
+		return append(dst, c[:k]...)
 	}
 	isl := p.poolUnnamed(p.islandsOf(cards))
 	if len(isl) == 1 {
@@ -358,12 +379,13 @@ func (p *Profile) placeSwitch(groups []nodeGroup, req Request) []int {
 	if bestG < 0 {
 		return nil
 	}
-	var in []nodeGroup
+	in := p.sc.inSwitch[:0]
 	for _, g := range groups {
 		if p.group[g.node] == bestG {
 			in = append(in, g)
 		}
 	}
+	p.sc.inSwitch = in
 	if req.PerNode == 0 || req.PerNode == req.Cards {
 		if got := p.placeOneNode(in, req.Cards); got != nil {
 			return got
@@ -389,7 +411,8 @@ func (p *Profile) groupName(g int32) string {
 // the best-fit nodes that each hold that count; without, on the fewest nodes,
 // largest first, and the remainder on the best-fit node.
 func (p *Profile) placeSpread(groups []nodeGroup, req Request) []int {
-	order := slices.Clone(groups)
+	order := append(p.sc.spread[:0], groups...)
+	defer func() { p.sc.spread = order[:0] }()
 	if req.PerNode > 0 {
 		m := req.Cards / req.PerNode
 		slices.SortFunc(order, func(a, b nodeGroup) int {

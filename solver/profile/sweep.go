@@ -436,8 +436,8 @@ func (p *Profile) appendEvents(c int, base *[]baseEvent, gaps *[]gap) {
 // changed: their events out, their new events merged in.
 func (p *Profile) patchEvents() {
 	mark := p.sc.evMark
-	var base []baseEvent
-	var gaps []gap
+	base, gaps := p.sc.patchBase[:0], p.sc.patchGaps[:0]
+	defer func() { p.sc.patchBase, p.sc.patchGaps = base[:0], gaps[:0] }()
 	for _, c := range p.evDirty {
 		if !mark[c] {
 			mark[c] = true
@@ -503,9 +503,9 @@ func mergeGaps(old, add []gap, mark []bool, order func(a, b gap) int) []gap {
 	return keep
 }
 
-func (p *Profile) eventsFrom(after, dur int64, req Request) *eventIter {
+func (p *Profile) eventsFrom(after, dur int64, req Request) eventIter {
 	base, in, out := p.events()
-	return &eventIter{p: p, after: after, dur: dur, req: req, base: base, ins: in, outs: out}
+	return eventIter{p: p, after: after, dur: dur, req: req, base: base, ins: in, outs: out}
 }
 
 // feasibility keeps the counters that tell whether the set of cards can
