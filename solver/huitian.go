@@ -172,6 +172,7 @@ type Huitian struct {
 	lpCands        []candidate     // placeLP's buffers
 	lpRest         []int
 	lpPos          []int32
+	wins           []runWin // cycle.wins' buffer
 	// held is the guarantee's running jobs' busy times (HeldUntils),
 	// kept for its memory; relUntil the same with the planned yields
 	// (withReleases), tryUntil each kind of try's, yieldBuf the buffers
@@ -257,7 +258,8 @@ type cycle struct {
 	// with requeue.
 	yieldable  [2][]yielder
 	yieldAsked [2]bool
-	soon       []int8 // endsSoon, once asked: 0 not yet, 1 yes, -1 no
+	wins       []runWin // runWindow's answers, by running index
+	soon       []int8   // endsSoon, once asked: 0 not yet, 1 yes, -1 no
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg
