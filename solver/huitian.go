@@ -1038,7 +1038,7 @@ func (rj *runningJob) heldQuantile(grace int64, p float64) float64 {
 		held := estimate.Point(float64(grace)).Cap(rj.cap)
 		return held.Quantile(p)
 	}
-	return estimate.RemainingQuantile(*rj.total, rj.limit, rj.elapsed, rj.progress, rj.cap, p)
+	return estimate.RemainingQuantile(rj.total, rj.limit, rj.elapsed, rj.progress, rj.cap, p)
 }
 
 // runningRem returns running job i's remaining time if left to run, and

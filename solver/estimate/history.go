@@ -397,8 +397,8 @@ func Remaining(total Dist, limit, elapsed, progress float64) Dist {
 // .Quantile(p), bit for bit, from the two grid points around p alone: a
 // cycle needs every running job's hold time but the whole distribution of
 // only a few.
-func RemainingQuantile(total Dist, limit, elapsed, progress, c, p float64) float64 {
-	r := newRemaining(&total, limit, elapsed, progress)
+func RemainingQuantile(total *Dist, limit, elapsed, progress, c, p float64) float64 {
+	r := newRemaining(total, limit, elapsed, progress)
 	if p <= 0 {
 		return min(r.at(0), c)
 	}

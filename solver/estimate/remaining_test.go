@@ -58,7 +58,7 @@ func TestRemainingQuantile(t *testing.T) {
 		}
 		capped := whole.Cap(c)
 		want := capped.Quantile(p)
-		if got := RemainingQuantile(total, limit, elapsed, progress, c, p); math.Float64bits(got) != math.Float64bits(want) {
+		if got := RemainingQuantile(&total, limit, elapsed, progress, c, p); math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("RemainingQuantile(p=%v, cap=%v) = %v, want %v", p, c, got, want)
 		}
 	})
