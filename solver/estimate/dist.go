@@ -177,36 +177,10 @@ func MaxOf(ds []Dist) Dist {
 	case 1:
 		return ds[0]
 	}
-	// The maximum lives between the largest minimum and the largest maximum;
-	// evaluate its CDF at every grid point there, or, with many inputs, at
-	// maxPoints evenly spaced points (the error is below one grid step).
-	lo, hi := ds[0].Q[0], ds[0].Q[Grid-1]
-	for i := range ds {
-		lo = max(lo, ds[i].Q[0])
-		hi = max(hi, ds[i].Q[Grid-1])
-	}
-	const maxPoints = 256
-	// At most maxPoints points either way: both lists live on the stack
-	// (a reservation's start asks for one maximum, a cycle for many).
+	// At most maxPoints points: both lists live on the stack (a
+	// reservation's start asks for one maximum, a cycle for many).
 	var xbuf, cbuf [maxPoints]float64
-	var xs []float64
-	if len(ds)*Grid <= maxPoints {
-		xs = xbuf[:0]
-		for i := range ds {
-			for _, q := range ds[i].Q {
-				if q >= lo {
-					xs = append(xs, q)
-				}
-			}
-		}
-		slices.Sort(xs)
-		xs = slices.Compact(xs)
-	} else {
-		xs = xbuf[:]
-		for k := range xs {
-			xs[k] = lo + (hi-lo)*float64(k)/(maxPoints-1)
-		}
-	}
+	xs := maxPointsOf(ds, &xbuf)
 	// The product of the CDFs at every point, each CDF walked along the
 	// sorted points instead of searched at each (a reservation held by a
 	// hundred jobs asked 25,600 searches): the same values, multiplied in
@@ -220,12 +194,11 @@ func MaxOf(ds []Dist) Dist {
 		at := 0 // the last grid point at or below x, once x reaches q[0]
 		for k, x := range xs {
 			if x < q[0] {
-				cdf[k] *= 0
+				cdf[k] = 0 // the product so far is finite and ≥ 0
 				continue
 			}
 			if x >= q[Grid-1] {
-				cdf[k] *= 1
-				continue
+				continue // a factor of 1
 			}
 			for at+1 < Grid && q[at+1] <= x {
 				at++
@@ -233,8 +206,45 @@ func MaxOf(ds []Dist) Dist {
 			cdf[k] *= cdfBetween(q, at, x)
 		}
 	}
-	// Invert: the quantile at p is the first x whose CDF reaches p,
-	// interpolated within its step; at p = 0 it is where the mass begins.
+	return fromCDF(xs, cdf)
+}
+
+// maxPoints bounds the points MaxOf evaluates its CDF at.
+const maxPoints = 256
+
+// maxPointsOf returns, in buf, the sorted points where MaxOf evaluates the
+// maximum's CDF: the maximum lives between the largest minimum and the
+// largest maximum, so every grid point there, or, with many inputs,
+// maxPoints evenly spaced points (the error is below one grid step).
+func maxPointsOf(ds []Dist, buf *[maxPoints]float64) []float64 {
+	lo, hi := ds[0].Q[0], ds[0].Q[Grid-1]
+	for i := range ds {
+		lo = max(lo, ds[i].Q[0])
+		hi = max(hi, ds[i].Q[Grid-1])
+	}
+	if len(ds)*Grid > maxPoints {
+		xs := buf[:]
+		for k := range xs {
+			xs[k] = lo + (hi-lo)*float64(k)/(maxPoints-1)
+		}
+		return xs
+	}
+	xs := buf[:0]
+	for i := range ds {
+		for _, q := range ds[i].Q {
+			if q >= lo {
+				xs = append(xs, q)
+			}
+		}
+	}
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+// fromCDF inverts a CDF given at sorted points xs: the quantile at p is
+// the first x whose CDF reaches p, interpolated within its step; at p = 0
+// it is where the mass begins.
+func fromCDF(xs, cdf []float64) Dist {
 	var out Dist
 	for i := range out.Q {
 		p := float64(i) / (Grid - 1)

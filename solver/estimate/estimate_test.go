@@ -310,7 +310,8 @@ func TestMedianIsOfsMedian(t *testing.T) {
 }
 
 // oldMaxOf is MaxOf as it was before its CDFs were walked along the
-// points: each CDF searched at each point.
+// points: each CDF searched at each point (the points and the inversion
+// are MaxOf's own, unchanged).
 func oldMaxOf(ds []Dist) Dist {
 	switch len(ds) {
 	case 0:
@@ -318,29 +319,8 @@ func oldMaxOf(ds []Dist) Dist {
 	case 1:
 		return ds[0]
 	}
-	lo, hi := ds[0].Q[0], ds[0].Q[Grid-1]
-	for i := range ds {
-		lo = max(lo, ds[i].Q[0])
-		hi = max(hi, ds[i].Q[Grid-1])
-	}
-	const maxPoints = 256
-	var xs []float64
-	if len(ds)*Grid <= maxPoints {
-		for i := range ds {
-			for _, q := range ds[i].Q {
-				if q >= lo {
-					xs = append(xs, q)
-				}
-			}
-		}
-		slices.Sort(xs)
-		xs = slices.Compact(xs)
-	} else {
-		xs = make([]float64, maxPoints)
-		for k := range xs {
-			xs[k] = lo + (hi-lo)*float64(k)/(maxPoints-1)
-		}
-	}
+	var buf [maxPoints]float64
+	xs := maxPointsOf(ds, &buf)
 	cdf := make([]float64, len(xs))
 	for k, x := range xs {
 		p := 1.0
@@ -349,32 +329,7 @@ func oldMaxOf(ds []Dist) Dist {
 		}
 		cdf[k] = p
 	}
-	var out Dist
-	for i := range out.Q {
-		p := float64(i) / (Grid - 1)
-		k := 0
-		if i == 0 {
-			for k < len(cdf) && cdf[k] <= 0 {
-				k++
-			}
-			out.Q[0] = xs[min(k, len(xs)-1)]
-			continue
-		}
-		k, _ = slices.BinarySearch(cdf, p)
-		switch {
-		case k >= len(xs):
-			out.Q[i] = xs[len(xs)-1]
-		case k == 0 || cdf[k] == cdf[k-1]:
-			out.Q[i] = xs[k]
-		default:
-			f := (p - cdf[k-1]) / (cdf[k] - cdf[k-1])
-			out.Q[i] = xs[k-1] + f*(xs[k]-xs[k-1])
-		}
-	}
-	for i := 1; i < Grid; i++ {
-		out.Q[i] = max(out.Q[i], out.Q[i-1])
-	}
-	return out
+	return fromCDF(xs, cdf)
 }
 
 // TestMaxOfAsSearched: MaxOf is bit for bit what it was when each CDF was
