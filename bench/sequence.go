@@ -28,8 +28,9 @@ type Sequence struct {
 	runtime map[string]time.Duration
 	next    int
 	// reuse: Advance builds the next snapshot in the one of two cycles
-	// back (spare), and keeps its maps, so that the harness's garbage
-	// does not set off collections inside the plans it measures.
+	// back (spare), so that the harness's garbage does not set off
+	// collections inside the plans it measures. queued, gone and pre are
+	// Advance's own maps, emptied each time.
 	reuse  bool
 	spare  *model.Snapshot
 	queued map[string]int
@@ -43,6 +44,7 @@ func NewSequence(cards, queued int, seed uint64, step time.Duration) *Sequence {
 	q := &Sequence{
 		s: Snapshot(cards, queued, seed), r: rand.New(rand.NewPCG(seed, 0x73657120)),
 		depth: queued, step: step, runtime: map[string]time.Duration{}, next: queued,
+		queued: map[string]int{}, gone: map[string]bool{}, pre: map[string]bool{},
 	}
 	for _, r := range q.s.Running {
 		q.runtime[r.Job.ID] = q.draw(r.Job.TimeLimit)
@@ -89,9 +91,6 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 		next = q.spare
 	}
 	*next = model.Snapshot{Now: now, Cluster: s.Cluster, Options: s.Options, Running: next.Running[:0], Queued: next.Queued[:0]}
-	if q.queued == nil || !q.reuse {
-		q.queued, q.gone, q.pre = make(map[string]int, len(s.Queued)), map[string]bool{}, map[string]bool{}
-	}
 	queued, gone, preempted := q.queued, q.gone, q.pre
 	clear(queued)
 	clear(gone)
@@ -103,7 +102,7 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 	// 1. The decision: starts run from now; preempted jobs go back to the
 	// queue (requeued with their count, suspended ones too). 2. Then the
 	// jobs whose actual runtime is up by the next now complete. The next
-	// snapshot is allocated at its size, as a decoded request would be:
+	// snapshot's lists are sized once (in the spare's arrays with Reuse):
 	// the harness's own garbage (slices grown by appends, a copy of the
 	// running jobs) set off collections during the plans it measures.
 	for _, p := range d.Preemptions {
