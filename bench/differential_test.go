@@ -146,3 +146,64 @@ func TestSequenceMoves(t *testing.T) {
 		t.Fatalf("30 cycles of 30 s end at now+%s, want 15m0s", got)
 	}
 }
+
+// TestBriefIsPlanWithoutPending: over random sequences of cycles, a
+// planner asked for brief plans (Options.Brief, as the simulator asks)
+// decides what a planner asked for whole plans decides, for every policy,
+// but for the pending list, which it leaves empty.
+func TestBriefIsPlanWithoutPending(t *testing.T) {
+	hist := History(200, 3)
+	rapid.Check(t, func(t *rapid.T) {
+		p := rapid.SampledFrom(allPolicies).Draw(t, "policy")
+		cards := rapid.SampledFrom([]int{16, 64, 256}).Draw(t, "cards")
+		queued := rapid.IntRange(1, 120).Draw(t, "queued")
+		seed := rapid.Uint64().Draw(t, "seed")
+		step := time.Duration(rapid.IntRange(1, 600).Draw(t, "stepSeconds")) * time.Second
+		cycles := rapid.IntRange(5, 40).Draw(t, "cycles")
+		whole, err := NewPlanner(p, hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		brief, err := NewPlanner(p, hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := NewSequence(cards, queued, seed, step)
+		pending := 0
+		for n := range cycles {
+			s := q.Snapshot()
+			d, err := whole.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatalf("cycle %d: %v", n, err)
+			}
+			bs := *s
+			bs.Options.Brief = true
+			b, err := brief.Plan(context.Background(), &bs)
+			if err != nil {
+				t.Fatalf("cycle %d, brief: %v", n, err)
+			}
+			if len(b.Pending) != 0 {
+				t.Fatalf("%s, cycle %d: a brief plan lists %d waiting jobs", p, n, len(b.Pending))
+			}
+			pending += len(d.Pending)
+			want := *d
+			want.Pending = nil
+			if diff := cmp.Diff(&want, b, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s, cycle %d: the brief plan differs from the whole one without its pending list (-whole +brief):\n%s", p, n, diff)
+			}
+			if l, ok := whole.(solver.Learner); ok {
+				l.Decided(s, d)
+				brief.(solver.Learner).Decided(&bs, b)
+			}
+			for _, e := range q.Advance(d) {
+				if l, ok := whole.(solver.Learner); ok {
+					l.Observe(e)
+					brief.(solver.Learner).Observe(e)
+				}
+			}
+		}
+		if pending == 0 {
+			t.Skip("no job waited: nothing to leave out")
+		}
+	})
+}

@@ -335,6 +335,9 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 		e.res[i] = JobResult{ID: tj.ID, Submit: tj.Submit, Start: -1, End: -1, Cards: tj.Spec.Cards, HeadStart: -1}
 	}
 	e.snap = model.Snapshot{Cluster: cfg.Cluster, Options: cfg.Options}
+	// The simulator reads no waiting job's reason or estimated start: its
+	// planners skip them (Options.Brief), and decide the same.
+	e.snap.Options.Brief = true
 	if cfg.Series && len(jobs) > 0 {
 		e.meter.series = newSeriesRec(jobs[0].Submit)
 	}

@@ -505,7 +505,9 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount(), 16))
 	// The entries are made in a buffer of the planner's and copied out in
 	// queue order by sortPending: one list of a deep queue's per cycle.
-	c.d.Pending = resized(&h.pendBuf, len(s.Queued))[:0]
+	if !s.Options.Brief {
+		c.d.Pending = resized(&h.pendBuf, len(s.Queued))[:0]
+	}
 	// 3. Main pass and EASY's backfill: every start of the guarantee.
 	if err := c.applyStarts(core); err != nil {
 		return nil, err
@@ -524,9 +526,11 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		return nil, err
 	}
 	// 7. Estimated starts of waiting jobs, from the same model, as far as
-	// the budget allows.
-	c.estimateStarts(ctx)
-	c.sortPending()
+	// the budget allows: a brief plan lists no waiting job.
+	if !s.Options.Brief {
+		c.estimateStarts(ctx)
+		c.sortPending()
+	}
 	c.d.ReplanBy = c.replanBy()
 	return c.d, nil
 }
@@ -815,6 +819,11 @@ func (c *cycle) classify(candidates []int) {
 // say so.
 func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 	s, h := c.s, c.h
+	if s.Options.Brief && c.saturated() {
+		// Every candidate waits, and a brief plan says nothing of them.
+		c.d.Stats.Candidates = len(candidates)
+		return
+	}
 	if h.cfg.ShortestFirst {
 		keyed := resized(&h.keyed, len(candidates))
 		for k, idx := range candidates {
@@ -949,8 +958,12 @@ func (c *cycle) pending(k int, r model.PendingReason, msg string) {
 	}
 }
 
-// addPending records p, the pending entry of queued job k.
+// addPending records p, the pending entry of queued job k (none in a
+// brief plan).
 func (c *cycle) addPending(k int, p model.Pending) {
+	if c.s.Options.Brief {
+		return
+	}
 	c.d.Pending = append(c.d.Pending, p)
 	c.pendPos = append(c.pendPos, c.posOf[k])
 }
