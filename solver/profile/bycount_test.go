@@ -206,3 +206,32 @@ func TestEarliestFlatEqualsSweep(t *testing.T) {
 		t.Fatal("no job fitted: not a test of the shortcut")
 	}
 }
+
+// TestRadixByTimeEqualsSort: base events of times over several bytes (a
+// day's seconds and beyond), each time's in card order, sort by their
+// time's bytes to slices.Sort's order, on reused buffers; negative times
+// too (sorted by comparison).
+func TestRadixByTimeEqualsSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 400).Draw(t, "cards")
+		span := rapid.SampledFrom([]int64{1, 200, 70_000, 1 << 40}).Draw(t, "span")
+		lo := int64(0)
+		if rapid.IntRange(0, 4).Draw(t, "negative") == 0 {
+			lo = -span
+		}
+		base := make([]baseEvent, n)
+		for c := range base {
+			base[c] = packBase(rapid.Int64Range(lo, span).Draw(t, "t"), c)
+		}
+		var spare []baseEvent
+		for round := range 2 {
+			want := slices.Clone(base)
+			slices.Sort(want)
+			var got []baseEvent
+			got, spare = radixByTime(slices.Clone(base), spare)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d: %v sorted to %v, want %v", round, base, got, want)
+			}
+		}
+	})
+}

@@ -347,13 +347,13 @@ func countingSort[E any](s, spare []E, sc *countingScratch, key func(E) int64, o
 			sl, ok := sc.slotOf[k]
 			if !ok {
 				if len(keys) == limit {
-					// Base events are ordered as the integers they are:
-					// sorted without a comparison call per probe.
+					// Base events are sorted by the bytes of their times.
 					if be, ok := any(s).([]baseEvent); ok {
-						slices.Sort(be)
-					} else {
-						slices.SortFunc(s, order)
+						sp, _ := any(spare).([]baseEvent)
+						out, rest := radixByTime(be, sp)
+						return any(out).([]E), any(rest).([]E)
 					}
+					slices.SortFunc(s, order)
 					return s, spare
 				}
 				sl = int32(len(keys))
@@ -388,6 +388,51 @@ func countingSort[E any](s, spare []E, sc *countingScratch, key func(E) int64, o
 	}
 	sc.order, sc.count, sc.next = ord, count, next
 	return out, s
+}
+
+// radixByTime sorts base events by time, stably, as countingSort does
+// when their times are too many to count: a radix sort on the bytes of
+// the time in which some events differ (a replay's release times span
+// three or so), a pass over the events each, where a comparison sort made
+// log₂ n of them (65,536 cards' predicted releases, all different, sorted
+// every cycle). Events of one time keep their order: card order, from
+// countingSort's caller, which is slices.Sort's. Negative times go to
+// slices.Sort.
+func radixByTime(s, spare []baseEvent) (sorted, rest []baseEvent) {
+	or, and := int64(0), int64(-1)
+	for _, e := range s {
+		or |= int64(e)
+		and &= int64(e)
+	}
+	if or < 0 {
+		slices.Sort(s)
+		return s, spare
+	}
+	diff := uint64(or^and) >> cardBits // the time bits that differ
+	spare = slices.Grow(spare[:0], len(s))[:len(s)]
+	var count [256]int
+	for b := 0; b < 64-cardBits && diff>>b != 0; b += 8 {
+		if (diff>>b)&0xff == 0 {
+			continue
+		}
+		shift := cardBits + b
+		clear(count[:])
+		for _, e := range s {
+			count[(uint64(e)>>shift)&0xff]++
+		}
+		sum := 0
+		for d, n := range count {
+			count[d] = sum
+			sum += n
+		}
+		for _, e := range s {
+			d := (uint64(e) >> shift) & 0xff
+			spare[count[d]] = e
+			count[d]++
+		}
+		s, spare = spare, s
+	}
+	return s, spare
 }
 
 func gapStart(g gap) int64 { return g.start }
