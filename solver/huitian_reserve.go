@@ -526,6 +526,14 @@ func (c *cycle) ids(refs []model.CardRef) ([]int, error) {
 // pending entry. Then the head's due preemptions.
 func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Release) error {
 	q := c.h.cfg.Quantile
+	// A large job's reservation beyond the head's protects its cards and
+	// draws no backfill to them, as in EASY's plan (ReserveProtect).
+	reserve := func(n int, cards []int, start, end int64) error {
+		if n >= len(core.Reservations)-c.core.Large {
+			return c.prof.ReserveProtect(cards, start, end)
+		}
+		return c.prof.Reserve(cards, start, end)
+	}
 	// EASY's intervals first, exactly: they are disjoint where they share
 	// cards (a later reservation may sit before an earlier one's start).
 	for n, r := range core.Reservations {
@@ -536,7 +544,7 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 		}
 		limit := max(baseline.Rel(c.s.Now, r.Start), 1)
 		dur := max(baseline.Seconds(j.TimeLimit), 1)
-		if err := c.prof.Reserve(cards, limit, limit+dur); err != nil {
+		if err := reserve(n, cards, limit, limit+dur); err != nil {
 			return fmt.Errorf("solver: reservation of %s: %w", j.ID, err)
 		}
 		c.resv = append(c.resv, resv{job: j, t: limit, limit: limit, cards: cards})
@@ -551,7 +559,7 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 			t = max(t, min(c.prof.Release(id), rv.limit))
 		}
 		if t < rv.limit {
-			if err := c.prof.Reserve(rv.cards, t, rv.limit); err != nil {
+			if err := reserve(k, rv.cards, t, rv.limit); err != nil {
 				t = rv.limit
 			}
 		}

@@ -152,6 +152,9 @@ type Brief struct {
 	// each of the decision's starts and reservations, in their order: a
 	// caller need not look the jobs up by id in a deep queue.
 	Starts, Reservations []int
+	// Large is how many of the reservations, the last ones, are large
+	// jobs' (Params.LargeDepth), made with Profile.ReserveProtect.
+	Large int
 }
 
 // PlanBrief is PlanPrepared for a caller that reads the starts and the
@@ -162,7 +165,7 @@ func (pl *Planner) PlanBrief(ctx context.Context, s *model.Snapshot, prep Prepar
 	if err != nil {
 		return nil, Brief{}, err
 	}
-	return d, Brief{Waiting: w.waiting, Starts: w.startIdx, Reservations: w.resvIdx}, nil
+	return d, Brief{Waiting: w.waiting, Starts: w.startIdx, Reservations: w.resvIdx, Large: w.large}, nil
 }
 
 // Main is PlanBrief cut after the main pass: the jobs in queue order up to
@@ -406,6 +409,7 @@ type walker struct {
 	brief    bool  // no pending list (Planner.PlanBrief, Main)
 	// beyondDepth lets consider reserve past the depth (reserveLarge).
 	beyondDepth bool
+	large       int // reservations made beyond the depth
 }
 
 // next says whether to consider one more job: not once the context is
@@ -632,8 +636,18 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 			return
 		}
 		if ok {
-			if err := w.prof.Reserve(rc, t, t+dur); err == nil {
+			reserve := w.prof.Reserve
+			if w.beyondDepth {
+				// A large job's reservation keeps backfill off its cards
+				// without drawing backfill to them: plain EASY leaves
+				// them whole for a gang that fits now.
+				reserve = w.prof.ReserveProtect
+			}
+			if err := reserve(rc, t, t+dur); err == nil {
 				w.reserved++
+				if w.beyondDepth {
+					w.large++
+				}
 				w.lastRes = max(w.lastRes, t)
 				at := w.s.Now.Add(time.Duration(t) * time.Second)
 				w.d.Reservations = append(w.d.Reservations, model.Reservation{

@@ -242,10 +242,10 @@ func (p *Profile) fastFit(dur int64, req Request, allow func(int) bool) (cards [
 			if !p.FreeNow(c) {
 				continue
 			}
-			w := p.Window(c, 0)
-			if w < dur {
+			if p.Window(c, 0) < dur {
 				continue
 			}
+			w := p.claimWindow(c)
 			el++
 			elKey = min(elKey, w)
 			if w != Forever {
@@ -306,8 +306,11 @@ func (p *Profile) pickFast(n int32, dur int64, k int, claimedOnly bool) []int {
 		if !p.FreeNow(c) {
 			continue
 		}
-		w := p.Window(c, 0)
-		if w < dur || claimedOnly && w == Forever {
+		if p.Window(c, 0) < dur {
+			continue
+		}
+		w := p.claimWindow(c)
+		if claimedOnly && w == Forever {
 			continue
 		}
 		cands = append(cands, c)

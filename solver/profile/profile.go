@@ -50,7 +50,12 @@ func RequestOf(j *model.Job) Request {
 	return r
 }
 
-type span struct{ start, end int64 }
+type span struct {
+	start, end int64
+	// protect marks a reservation made to keep other jobs off its cards
+	// (ReserveProtect), not one whose cards placement fills first.
+	protect bool
+}
 
 // Profile is the availability of every card over time. A card is busy from
 // now until rel[c] (a running job or a start now), then in each of its spans
@@ -212,6 +217,23 @@ func (p *Profile) Window(card int, at int64) int64 {
 	return Forever
 }
 
+// claimWindow is how long a card free now stays free of the reservations
+// placement fills first: Window(card, 0) as if no ReserveProtect span
+// were there. It orders placement (temporal fragments first, shortest
+// window first); whether a job fits is Window's.
+func (p *Profile) claimWindow(card int) int64 {
+	for _, s := range p.spans[card] {
+		if s.protect || s.end <= 0 {
+			continue
+		}
+		if s.start <= 0 {
+			return 0
+		}
+		return s.start
+	}
+	return Forever
+}
+
 // NextClaim returns the start of the first reservation span on a card at or
 // after at, or Forever.
 func (p *Profile) NextClaim(card int, at int64) int64 {
@@ -240,6 +262,21 @@ func (p *Profile) FreeOver(card int, start, end int64) bool {
 // is a start now. It fails without changing anything when a card is not free
 // over the whole interval.
 func (p *Profile) Reserve(cards []int, start, end int64) error {
+	return p.reserve(cards, start, end, false)
+}
+
+// ReserveProtect is Reserve for a job whose reservation only protects it:
+// no job may hold its cards past start, as with Reserve, but placement
+// does not fill its cards first as it fills those a reservation claims
+// later (temporal fragments, which the claim leaves idle until it starts
+// anyway): they count as unclaimed. For a reservation made beyond EASY's
+// head (Params.LargeDepth), whose cards a plain EASY leaves whole for a
+// gang that fits now.
+func (p *Profile) ReserveProtect(cards []int, start, end int64) error {
+	return p.reserve(cards, start, end, true)
+}
+
+func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 	if end <= start {
 		return fmt.Errorf("profile: empty interval [%d, %d)", start, end)
 	}
@@ -261,7 +298,7 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 			}
 			if sp := p.spans[c]; len(sp) == 0 || sp[len(sp)-1].start < start {
 				// After every span it has (the common case: none).
-				p.spans[c] = append(sp, span{start, end})
+				p.spans[c] = append(sp, span{start, end, protect})
 				continue
 			}
 			i, _ := slices.BinarySearchFunc(p.spans[c], start, func(s span, t int64) int {
@@ -273,7 +310,7 @@ func (p *Profile) Reserve(cards []int, start, end int64) error {
 				}
 				return 0
 			})
-			p.spans[c] = slices.Insert(p.spans[c], i, span{start, end})
+			p.spans[c] = slices.Insert(p.spans[c], i, span{start, end, protect})
 		}
 	}
 	p.gen++
@@ -499,8 +536,9 @@ func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) b
 		if p.rel[c] != 0 || !anyModel && !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) || allow != nil && !allow(c) {
 			continue
 		}
-		if w := p.Window(c, 0); w >= dur {
+		if p.Window(c, 0) >= dur {
 			cands = append(cands, c)
+			w := p.claimWindow(c)
 			p.sc.key[c] = w
 			if w != Forever {
 				claimed++

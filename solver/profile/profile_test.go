@@ -255,7 +255,11 @@ func TestFastFitMatchesScan(t *testing.T) {
 			req := randomRequest(t, fmt.Sprintf("res%d", i))
 			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
 			if st, cards, ok := p.EarliestStart(1, dur, req); ok {
-				_ = p.Reserve(cards, st, st+dur)
+				if rapid.Bool().Draw(t, "protect") {
+					_ = p.ReserveProtect(cards, st, st+dur)
+				} else {
+					_ = p.Reserve(cards, st, st+dur)
+				}
 			}
 		}
 		for i := range rapid.IntRange(1, 6).Draw(t, "jobs") {
@@ -471,4 +475,104 @@ func TestFitNowAnyAfterTaking(t *testing.T) {
 	if older == 0 {
 		t.Fatal("no ask was answered from a failure of an older state: the test checks nothing")
 	}
+}
+
+// TestProtectDrawsNoBackfill: a reservation claims a whole free node
+// later; a one-card job goes to that node first when the reservation is
+// the head's (Reserve: temporal fragments first), and to the best fit of
+// the unclaimed cards when it only protects a large job
+// (ReserveProtect), leaving the node whole; either way no job runs into
+// the reservation.
+func TestProtectDrawsNoBackfill(t *testing.T) {
+	lay := modeltest.Uniform(2, 8, 0).Layout()
+	one := Request{Cards: 1, Topology: model.TopologyAny}
+	for _, protect := range []bool{false, true} {
+		p := New(lay)
+		for c := 8; c < 12; c++ { // n001 half busy
+			p.Hold(c, 500)
+		}
+		node0 := []int{0, 1, 2, 3, 4, 5, 6, 7}
+		reserve := p.Reserve
+		if protect {
+			reserve = p.ReserveProtect
+		}
+		if err := reserve(node0, 1000, 2000); err != nil {
+			t.Fatal(err)
+		}
+		cards, out := p.FitNow(100, one)
+		if out != Fits {
+			t.Fatalf("protect %v: %v", protect, out)
+		}
+		if want := lay.Cards[cards[0]].Node; protect && want != 1 || !protect && want != 0 {
+			t.Fatalf("protect %v: the job went to node %d", protect, want)
+		}
+		// Too long for node 0's window either way: only node 1 holds it.
+		long, _ := p.FitNow(1500, Request{Cards: 5, Topology: model.TopologySameNode})
+		if long != nil {
+			t.Fatalf("protect %v: a 5-card job of 1500 s placed on %v, into the reservation", protect, long)
+		}
+	}
+}
+
+// TestProtectedCardsPlaceAsUnclaimed: jobs short enough to end before any
+// protecting reservation (ReserveProtect) are placed exactly as they are
+// in the same profile without those reservations, by the index and by
+// the scan: such a reservation only keeps longer jobs off its cards.
+func TestProtectedCardsPlaceAsUnclaimed(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomCluster(t)
+		lay := c.Layout()
+		with, without := New(lay), New(lay)
+		for card := range lay.Cards {
+			if rapid.Bool().Draw(t, "busy") {
+				until := int64(rapid.IntRange(1, 50).Draw(t, "until"))
+				with.Hold(card, until)
+				without.Hold(card, until)
+			}
+		}
+		first := Forever
+		for i := range rapid.IntRange(0, 4).Draw(t, "reservations") {
+			req := randomRequest(t, fmt.Sprintf("res%d", i))
+			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
+			st, cards, ok := with.EarliestStart(int64(rapid.IntRange(1, 60).Draw(t, "after")), dur, req)
+			if !ok {
+				continue
+			}
+			if rapid.Bool().Draw(t, "protect") {
+				if err := with.ReserveProtect(cards, st, st+dur); err != nil {
+					t.Fatal(err)
+				}
+				first = min(first, st)
+				continue
+			}
+			if err := with.Reserve(cards, st, st+dur); err != nil {
+				t.Fatal(err)
+			}
+			if err := without.Reserve(cards, st, st+dur); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all := func(int) bool { return true }
+		for i := range rapid.IntRange(1, 6).Draw(t, "jobs") {
+			req := randomRequest(t, fmt.Sprintf("job%d", i))
+			dur := int64(rapid.IntRange(1, int(min(first, 80))).Draw(t, "dur"))
+			got, gout := with.FitNow(dur, req)
+			want, wout := without.FitNow(dur, req)
+			if gout != wout || !slices.Equal(got, want) {
+				t.Fatalf("job %d (%v, %d s): with protecting reservations %v %v, without %v %v", i, req, dur, gout, got, wout, want)
+			}
+			scan, _ := with.FitNowWhere(dur, req, all)
+			if !slices.Equal(scan, want) {
+				t.Fatalf("job %d: the scan placed %v, without protecting reservations %v", i, scan, want)
+			}
+			if gout == Fits {
+				if err := with.Reserve(got, 0, dur); err != nil {
+					t.Fatal(err)
+				}
+				if err := without.Reserve(got, 0, dur); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
 }
