@@ -587,3 +587,83 @@ func TestFreeBoundChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestPreemptedStaysBehindPromisedHead: a job back in the queue after a
+// preemption (suspended for an earlier head, which has started since)
+// does not start ahead of the head now holding a promise, though it was
+// submitted first; without the promise, or never preempted, it is the
+// first job of the queue as any other.
+func TestPreemptedStaysBehindPromisedHead(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	back := modeltest.Job("back").Cards(4).Limit(60 * time.Minute).SubmitAfter(0).Build()
+	back.RequeueCount = 1
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).SubmitAfter(time.Minute).Build()
+	for _, tc := range []struct {
+		preempted, promised bool
+		want                string
+	}{
+		{true, true, "head"},
+		{true, false, "back"},
+		{false, true, "back"},
+	} {
+		h := NewHuitianGreedy(DefaultConfig())
+		if tc.preempted {
+			h.mem.preempted["back"] = true
+		}
+		if tc.promised {
+			h.mem.firstReserved["head"] = now
+		}
+		d, err := h.Plan(context.Background(), &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{back, head}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var started []string
+		for _, st := range d.Starts {
+			started = append(started, st.JobID)
+		}
+		if !slices.Equal(started, []string{tc.want}) {
+			t.Errorf("preempted %v, promised %v: started %v, want %s", tc.preempted, tc.promised, started, tc.want)
+		}
+	}
+}
+
+// TestPromiseKeptWhenJobEndsSoon: a backfill job whose history says it
+// ends within MinGain is not told to yield for a head that holds no
+// promise (TestEndingJobNotToldToYield), but it is once the head was
+// promised a start that EASY alone would now miss: the promise was made
+// with the job yielding, and without it the head would wait for the
+// job's limit.
+func TestPromiseKeptWhenJobEndsSoon(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	reg := modeltest.Job("reg").Cards(6).Limit(15 * time.Minute).Build()
+	bf := modeltest.Job("bf").User("ann").Cards(2).Limit(110 * time.Minute).Checkpoint(3 * time.Minute).Build()
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).Build()
+	r := modeltest.Running(bf, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 6, 2)...)
+	r.Kind = model.Backfill
+	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{head},
+		Running: []model.Running{modeltest.Running(reg, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 0, 6)...), r}}
+	for _, promised := range []bool{false, true} {
+		h := NewHuitianGreedy(DefaultConfig())
+		for k := range 20 { // ann's jobs of this kind run about 12 minutes
+			j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Cards(2).Limit(110 * time.Minute).Build()
+			start := modeltest.Epoch.Add(time.Duration(k-40) * time.Hour)
+			h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start,
+				Time: start.Add(12*time.Minute + time.Duration(k%5)*time.Minute), Exit: model.ExitCompleted})
+		}
+		promise := now.Add(5 * time.Minute)
+		if promised {
+			h.mem.firstReserved["head"] = promise
+		}
+		d, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		told := len(d.Preemptions) == 1 && d.Preemptions[0].JobID == "bf"
+		if told != promised {
+			t.Errorf("promised %v: bf told to yield %v (preemptions %+v)", promised, told, d.Preemptions)
+		}
+		if promised && (len(d.Reservations) == 0 || d.Reservations[0].Start.After(promise)) {
+			t.Errorf("the head's reservation %+v misses its promise %v", d.Reservations, promise)
+		}
+	}
+}

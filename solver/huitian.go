@@ -260,6 +260,9 @@ type cycle struct {
 	yieldAsked [2]bool
 	wins       []runWin // runWindow's answers, by running index
 	soon       []int8   // endsSoon, once asked: 0 not yet, 1 yes, -1 no
+	// keepPromise: EASY alone would start the head after the start its
+	// first reservation promised; endsSoon drops no job then.
+	keepPromise bool
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg

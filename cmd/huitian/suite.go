@@ -78,7 +78,7 @@ func addSuiteFlags(fl interface {
 	fl.StringVar(&s.loads, "suite-loads", "0.7,0.9,1.2", "--suite: offered loads: traces run on a cluster sized to this share of their offered work, synth at load=")
 	fl.StringVar(&s.seeds, "suite-seeds", "1-8", "--suite: synthetic seeds, as a list (1,2,5) or a range (1-8)")
 	fl.IntVar(&s.jobs, "suite-jobs", 0, "--suite: replay at most this many jobs of each trace (its first ones); 0: all")
-	fl.IntVar(&s.synthJobs, "suite-synth-jobs", 5000, "--suite: jobs per synthetic workload")
+	fl.IntVar(&s.synthJobs, "suite-synth-jobs", 20000, "--suite: jobs per synthetic workload")
 	fl.IntVar(&s.workers, "suite-workers", 0, "--suite: replays at once (0: GOMAXPROCS)")
 	fl.BoolVar(&s.control, "suite-control", true, "--suite: also replay the control "+suiteControl+" (EASY planning with every queued job's limit one minute longer) and check it as a policy: the noise floor of each row; its rows do not fail the suite")
 }
