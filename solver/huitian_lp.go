@@ -35,8 +35,12 @@ type levels struct {
 	sorted map[int][]int // level → nodes with free cards there, by free count then name
 	t      []int64       // window of each level
 	res    []int         // the reservation claiming at that window, -1 for the last
-	avail  [][]int       // [node][level] free usable cards
-	of     map[int]int32 // card → level
+	// protect: the level's claim is a large job's reservation, which
+	// protects its cards but draws nothing to them (ReserveProtect):
+	// windowUse counts its cards as unclaimed.
+	protect []bool
+	avail   [][]int       // [node][level] free usable cards
+	of      map[int]int32 // card → level
 	// claimed lists the nodes with free cards that a reservation claims
 	// later, in node order.
 	claimed []int
@@ -53,11 +57,13 @@ func (c *cycle) windowLevels() *levels {
 	slices.Sort(ws)
 	lv.t = slices.Compact(ws)
 	lv.res = make([]int, len(lv.t))
+	lv.protect = make([]bool, len(lv.t))
 	for l, t := range lv.t {
 		lv.res[l] = -1
 		for k := range c.resv {
 			if c.resv[k].t == t {
 				lv.res[l] = k
+				lv.protect[l] = k >= len(c.resv)-c.core.Large
 				break
 			}
 		}
@@ -224,15 +230,16 @@ const minRelief = 10
 
 // windowUse is how much long-window capacity a job of k cards uses on node
 // n when it takes the cards of the shortest windows of level ≥ l: a card
-// whose window is W counts W/(W+τ), one that no reservation claims counts
-// 2. Short windows suit few jobs, long ones any: the greedy pass fills
-// temporal fragments first for the same reason.
+// whose window is W counts W/(W+τ), one that no reservation claims (or a
+// large job's only, protect) counts 2. Short windows suit few jobs, long
+// ones any: the greedy pass fills temporal fragments first for the same
+// reason.
 func (lv *levels) windowUse(n, l, k int, tau float64) float64 {
 	u := 0.0
 	for lvl := l; lvl < len(lv.t) && k > 0; lvl++ {
 		take := min(k, lv.avail[n][lvl])
 		k -= take
-		if lv.t[lvl] == profile.Forever {
+		if lv.t[lvl] == profile.Forever || lv.protect[lvl] {
 			u += 2 * float64(take)
 		} else {
 			w := float64(lv.t[lvl])

@@ -12,6 +12,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver/clp"
+	"github.com/huitian/huitian/solver/profile"
 	"pgregory.net/rapid"
 )
 
@@ -319,4 +320,24 @@ func TestQueueInAnyOrderKeepsEntries(t *testing.T) {
 		}
 		planAsFresh(t, h, twin(t, h), &s2, "reordered queue: ")
 	})
+}
+
+// TestWindowUseCountsProtectAsUnclaimed: the LP's node preference counts
+// a card claimed only by a large job's protecting reservation as it
+// counts a card no reservation claims (2), not as a temporal fragment
+// (W/(W+τ)), as the greedy pass's placement does (claimWindow).
+func TestWindowUseCountsProtectAsUnclaimed(t *testing.T) {
+	lv := &levels{t: []int64{100, profile.Forever}, res: []int{0, -1}, avail: [][]int{{2, 0}, {0, 2}}}
+	const tau = 100
+	for _, protect := range []bool{false, true} {
+		lv.protect = []bool{protect, false}
+		got, free := lv.windowUse(0, 0, 2, tau), lv.windowUse(1, 0, 2, tau)
+		want := 2 * 100.0 / (100 + tau)
+		if protect {
+			want = free
+		}
+		if got != want || free != 4 {
+			t.Errorf("protect %v: claimed node %v, unclaimed %v; want %v and 4", protect, got, free, want)
+		}
+	}
 }
