@@ -292,17 +292,29 @@ func (c *cycle) saturated() bool {
 func (c *cycle) behindTheirHeads(order []int) []int {
 	m := &c.h.mem
 	yf := m.yieldedFor
-	if len(yf) == 0 && (len(m.preempted) == 0 || len(m.firstReserved) == 0) {
+	// The last position of a promised head, and whether a job back from a
+	// preemption is ahead of it (lookups, no map of the queue: most
+	// cycles of a long replay have such jobs in memory, few in the queue).
+	promised, back := -1, false
+	if len(m.preempted) > 0 && len(m.firstReserved) > 0 {
+		firstBack := -1
+		for n, k := range order {
+			id := c.s.Queued[k].ID
+			if _, ok := m.firstReserved[id]; ok {
+				promised = n
+			}
+			if firstBack < 0 && m.preempted[id] {
+				firstBack = n
+			}
+		}
+		back = firstBack >= 0 && firstBack < promised
+	}
+	if len(yf) == 0 && !back {
 		return order
 	}
 	at := make(map[string]int, len(order)) // job ID → position in order
-	promised := -1                         // the last position of a promised head
 	for n, k := range order {
-		id := c.s.Queued[k].ID
-		at[id] = n
-		if _, ok := m.firstReserved[id]; ok {
-			promised = n
-		}
+		at[c.s.Queued[k].ID] = n
 	}
 	var behind map[int][]int // position of a target → the positions to put after it
 	moved := make([]bool, len(order))
@@ -314,7 +326,7 @@ func (c *cycle) behindTheirHeads(order []int) []int {
 				target = t
 			}
 		}
-		if m.preempted[id] && promised > max(n, target) {
+		if back && m.preempted[id] && promised > max(n, target) {
 			target = promised
 		}
 		if target >= 0 {
