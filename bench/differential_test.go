@@ -29,15 +29,34 @@ type cycleLog struct {
 	evs []model.Event
 }
 
+// drawRun draws a policy, a sequence of consecutive cycles (cluster
+// size, a queue of up to maxQueued jobs, seed and step between cycles)
+// and how many cycles to plan.
+func drawRun(t *rapid.T, maxQueued int) (model.Policy, *Sequence, int) {
+	p := rapid.SampledFrom(allPolicies).Draw(t, "policy")
+	cards := rapid.SampledFrom([]int{16, 64, 256}).Draw(t, "cards")
+	queued := rapid.IntRange(1, maxQueued).Draw(t, "queued")
+	seed := rapid.Uint64().Draw(t, "seed")
+	step := time.Duration(rapid.IntRange(1, 600).Draw(t, "stepSeconds")) * time.Second
+	cycles := rapid.IntRange(5, 40).Draw(t, "cycles")
+	return p, NewSequence(cards, queued, seed, step), cycles
+}
+
+// mustPlanner is NewPlanner, failing the test on an error.
+func mustPlanner(t *rapid.T, p model.Policy, hist []model.Event) solver.Planner {
+	pl, err := NewPlanner(p, hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
 // fromScratch returns a planner of the policy that has learned what the
 // long-lived one had by the cycle after log: the same history, decisions
 // and events, and nothing else carried between cycles (no profile, no
 // remembered card numbers, no cached estimate).
 func fromScratch(t *rapid.T, p model.Policy, hist []model.Event, log []cycleLog) solver.Planner {
-	pl, err := NewPlanner(p, hist)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := mustPlanner(t, p, hist)
 	if l, ok := pl.(solver.Learner); ok {
 		for _, c := range log {
 			l.Decided(c.s, c.d)
@@ -57,21 +76,13 @@ func fromScratch(t *rapid.T, p model.Policy, hist []model.Event, log []cycleLog)
 func TestIncrementalEqualsFromScratch(t *testing.T) {
 	hist := History(200, 3)
 	rapid.Check(t, func(t *rapid.T) {
-		p := rapid.SampledFrom(allPolicies).Draw(t, "policy")
-		cards := rapid.SampledFrom([]int{16, 64, 256}).Draw(t, "cards")
-		queued := rapid.IntRange(1, 80).Draw(t, "queued")
-		seed := rapid.Uint64().Draw(t, "seed")
-		step := time.Duration(rapid.IntRange(1, 600).Draw(t, "stepSeconds")) * time.Second
-		cycles := rapid.IntRange(5, 40).Draw(t, "cycles")
-		live, err := NewPlanner(p, hist)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, q, cycles := drawRun(t, 80)
+		live := mustPlanner(t, p, hist)
 		// Reuse: each snapshot is built in the arrays of the one two
 		// cycles back, so a planner that kept any of a snapshot but
 		// values would decide from a later cycle's jobs. The log keeps
 		// copies.
-		q := NewSequence(cards, queued, seed, step).Reuse()
+		q = q.Reuse()
 		var log []cycleLog
 		for n := range cycles {
 			s := q.Snapshot()
@@ -154,21 +165,8 @@ func TestSequenceMoves(t *testing.T) {
 func TestBriefIsPlanWithoutPending(t *testing.T) {
 	hist := History(200, 3)
 	rapid.Check(t, func(t *rapid.T) {
-		p := rapid.SampledFrom(allPolicies).Draw(t, "policy")
-		cards := rapid.SampledFrom([]int{16, 64, 256}).Draw(t, "cards")
-		queued := rapid.IntRange(1, 120).Draw(t, "queued")
-		seed := rapid.Uint64().Draw(t, "seed")
-		step := time.Duration(rapid.IntRange(1, 600).Draw(t, "stepSeconds")) * time.Second
-		cycles := rapid.IntRange(5, 40).Draw(t, "cycles")
-		whole, err := NewPlanner(p, hist)
-		if err != nil {
-			t.Fatal(err)
-		}
-		brief, err := NewPlanner(p, hist)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := NewSequence(cards, queued, seed, step)
+		p, q, cycles := drawRun(t, 120)
+		whole, brief := mustPlanner(t, p, hist), mustPlanner(t, p, hist)
 		pending := 0
 		for n := range cycles {
 			s := q.Snapshot()

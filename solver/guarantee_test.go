@@ -524,20 +524,38 @@ func TestYieldedForStaysBehind(t *testing.T) {
 	}
 }
 
+// endingJobWorld is one node of 8 cards an hour into the epoch: a
+// regular job (6 cards, ending in 5 minutes by its limit) and ann's
+// checkpointable backfill job bf (2 cards, 100 minutes left of its limit)
+// hold it, and an 8-card head waits.
+func endingJobWorld() *model.Snapshot {
+	reg := modeltest.Job("reg").Cards(6).Limit(15 * time.Minute).Build()
+	bf := modeltest.Job("bf").User("ann").Cards(2).Limit(110 * time.Minute).Checkpoint(3 * time.Minute).Build()
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).Build()
+	r := modeltest.Running(bf, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 6, 2)...)
+	r.Kind = model.Backfill
+	return &model.Snapshot{Now: modeltest.Epoch.Add(time.Hour), Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{head},
+		Running: []model.Running{modeltest.Running(reg, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 0, 6)...), r}}
+}
+
+// observeRuns gives h a history of 20 finished jobs of user's like bf
+// (2 cards, 110-minute limit), each run taking run plus 0–4 minutes.
+func observeRuns(h *Huitian, user string, run time.Duration) {
+	for k := range 20 {
+		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(user).Cards(2).Limit(110 * time.Minute).Build()
+		start := modeltest.Epoch.Add(time.Duration(k-40) * time.Hour)
+		took := run + time.Duration(k%5)*time.Minute
+		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(took), Exit: model.ExitCompleted})
+	}
+}
+
 // TestEndingJobNotToldToYield: a backfill job whose history says it is
 // about to end is not suspended for the head, though by the limits the
 // head would start 95 minutes earlier: the median of its remaining time
 // is within MinGain, so its yield would gain the head less than that.
 // Other users' history does not count: the job is then taken at its limit.
 func TestEndingJobNotToldToYield(t *testing.T) {
-	now := modeltest.Epoch.Add(time.Hour)
-	reg := modeltest.Job("reg").Cards(6).Limit(15 * time.Minute).Build()
-	bf := modeltest.Job("bf").User("ann").Cards(2).Limit(110 * time.Minute).Checkpoint(3 * time.Minute).Build()
-	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).Build()
-	r := modeltest.Running(bf, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 6, 2)...)
-	r.Kind = model.Backfill
-	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{head},
-		Running: []model.Running{modeltest.Running(reg, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 0, 6)...), r}}
+	s := endingJobWorld()
 	for _, tc := range []struct {
 		user string // whose jobs the history holds
 		run  time.Duration
@@ -549,12 +567,7 @@ func TestEndingJobNotToldToYield(t *testing.T) {
 	} {
 		run := tc.run
 		h := NewHuitianGreedy(DefaultConfig())
-		for k := range 20 {
-			j := modeltest.Job(fmt.Sprintf("h%d", k)).User(tc.user).Cards(2).Limit(110 * time.Minute).Build()
-			start := modeltest.Epoch.Add(time.Duration(k-40) * time.Hour)
-			took := run + time.Duration(k%5)*time.Minute
-			h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(took), Exit: model.ExitCompleted})
-		}
+		observeRuns(h, tc.user, run)
 		d, err := h.Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
@@ -634,23 +647,11 @@ func TestPreemptedStaysBehindPromisedHead(t *testing.T) {
 // with the job yielding, and without it the head would wait for the
 // job's limit.
 func TestPromiseKeptWhenJobEndsSoon(t *testing.T) {
-	now := modeltest.Epoch.Add(time.Hour)
-	reg := modeltest.Job("reg").Cards(6).Limit(15 * time.Minute).Build()
-	bf := modeltest.Job("bf").User("ann").Cards(2).Limit(110 * time.Minute).Checkpoint(3 * time.Minute).Build()
-	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).Build()
-	r := modeltest.Running(bf, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 6, 2)...)
-	r.Kind = model.Backfill
-	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{head},
-		Running: []model.Running{modeltest.Running(reg, modeltest.Epoch.Add(50*time.Minute), modeltest.Refs("n000", 0, 6)...), r}}
+	s := endingJobWorld()
 	for _, promised := range []bool{false, true} {
 		h := NewHuitianGreedy(DefaultConfig())
-		for k := range 20 { // ann's jobs of this kind run about 12 minutes
-			j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Cards(2).Limit(110 * time.Minute).Build()
-			start := modeltest.Epoch.Add(time.Duration(k-40) * time.Hour)
-			h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start,
-				Time: start.Add(12*time.Minute + time.Duration(k%5)*time.Minute), Exit: model.ExitCompleted})
-		}
-		promise := now.Add(5 * time.Minute)
+		observeRuns(h, "ann", 12*time.Minute) // bf's kind of job ends within MinGain
+		promise := s.Now.Add(5 * time.Minute)
 		if promised {
 			h.mem.firstReserved["head"] = promise
 		}

@@ -260,9 +260,6 @@ type cycle struct {
 	yieldAsked [2]bool
 	wins       []runWin // runWindow's answers, by running index
 	soon       []int8   // endsSoon, once asked: 0 not yet, 1 yes, -1 no
-	// keepPromise: EASY alone would start the head after the start its
-	// first reservation promised; endsSoon drops no job then.
-	keepPromise bool
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg
@@ -324,6 +321,10 @@ type resv struct {
 	// survive is the probability that no backfill job placed on its cards
 	// this cycle (that cannot checkpoint) still runs when it starts.
 	survive float64
+	// protect: a large job's reservation beyond the head's (LargeDepth),
+	// which protects its cards and draws no backfill to them
+	// (Profile.ReserveProtect).
+	protect bool
 }
 
 // estKey is what a runtime estimate depends on besides the history and

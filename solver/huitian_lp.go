@@ -63,7 +63,7 @@ func (c *cycle) windowLevels() *levels {
 		for k := range c.resv {
 			if c.resv[k].t == t {
 				lv.res[l] = k
-				lv.protect[l] = k >= len(c.resv)-c.core.Large
+				lv.protect[l] = c.resv[k].protect
 				break
 			}
 		}

@@ -63,6 +63,18 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	first, seen := h.mem.firstReserved[head.JobID]
 	thresholdPassed := seen && s.Now.Sub(first) > h.cfg.Preempt.Threshold
 	headCards := s.Queued[c.core.Reservations[0]].Cards
+	// The head's promise, the start of its first reservation, is at stake
+	// when EASY alone would start it later. A try that keeps it is then
+	// worth its suspensions whatever it gains, and asks every job that
+	// can yield, even one whose median says it ends within MinGain
+	// (endsSoon): such a job was asked when the promise was made, and
+	// dropping it moves the head back to that job's limit (13 minutes
+	// past the promise, on a 20,000-job synthetic workload).
+	promise := int64(-1)
+	if p := baseline.Rel(s.Now, first); seen && p < t0 {
+		promise = p
+	}
+	keepPromise := promise >= 0
 	// try plans with every backfill job that can yield told to (requeued
 	// too when requeue), and returns the decision and the yields when the
 	// head is still the head and keep accepts its start t1 (from now),
@@ -87,7 +99,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 				if _, ok := planned[i]; ok || r.Kind != model.Backfill {
 					continue
 				}
-				if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK && (c.keepPromise || !c.endsSoon(i)) {
+				if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK && (keepPromise || !c.endsSoon(i)) {
 					*adds = append(*adds, yielder{i, rel})
 				}
 			}
@@ -162,21 +174,11 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		return core, planned, nil, nil
 	}
 	minGain := baseline.Seconds(h.cfg.Preempt.MinGain)
-	// The head's promise, the start of its first reservation, is at stake
-	// when EASY alone would start it later. A try that keeps it is then
-	// worth its suspensions whatever it gains, and asks every job that
-	// can yield, even one whose median says it ends within MinGain
-	// (endsSoon): such a job was asked when the promise was made, and
-	// dropping it moves the head back to that job's limit (13 minutes
-	// past the promise, on a 20,000-job synthetic workload).
-	promise, last := int64(-1), t0-minGain-1
-	if seen {
-		if p := baseline.Rel(s.Now, first); p < t0 {
-			promise, last = p, max(last, p)
-			c.keepPromise = true
-		}
+	last := t0 - minGain - 1
+	if keepPromise {
+		last = max(last, promise)
 	}
-	keep := func(t1 int64) bool { return t0-t1 > minGain || promise >= 0 && t1 <= promise }
+	keep := func(t1 int64) bool { return t0-t1 > minGain || keepPromise && t1 <= promise }
 	if d, yield, ok := try(false, last, keep); ok {
 		return d, yield, c.victims(d, head.JobID, yield), nil
 	}
@@ -573,11 +575,11 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 	q := c.h.cfg.Quantile
 	// A large job's reservation beyond the head's protects its cards and
 	// draws no backfill to them, as in EASY's plan (ReserveProtect).
-	reserve := func(n int, cards []int, start, end int64) error {
-		if n >= len(core.Reservations)-c.core.Large {
-			return c.prof.ReserveProtect(cards, start, end)
+	reserve := func(rv *resv, start, end int64) error {
+		if rv.protect {
+			return c.prof.ReserveProtect(rv.cards, start, end)
 		}
-		return c.prof.Reserve(cards, start, end)
+		return c.prof.Reserve(rv.cards, start, end)
 	}
 	// EASY's intervals first, exactly: they are disjoint where they share
 	// cards (a later reservation may sit before an earlier one's start).
@@ -589,10 +591,11 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 		}
 		limit := max(baseline.Rel(c.s.Now, r.Start), 1)
 		dur := max(baseline.Seconds(j.TimeLimit), 1)
-		if err := reserve(n, cards, limit, limit+dur); err != nil {
+		rv := resv{job: j, t: limit, limit: limit, cards: cards, protect: n >= len(core.Reservations)-c.core.Large}
+		if err := reserve(&rv, limit, limit+dur); err != nil {
 			return fmt.Errorf("solver: reservation of %s: %w", j.ID, err)
 		}
-		c.resv = append(c.resv, resv{job: j, t: limit, limit: limit, cards: cards})
+		c.resv = append(c.resv, rv)
 	}
 	// Then each claim from its expected start, where nothing else holds
 	// the cards in between.
@@ -604,7 +607,7 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 			t = max(t, min(c.prof.Release(id), rv.limit))
 		}
 		if t < rv.limit {
-			if err := reserve(k, rv.cards, t, rv.limit); err != nil {
+			if err := reserve(rv, t, rv.limit); err != nil {
 				t = rv.limit
 			}
 		}
