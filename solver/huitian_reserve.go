@@ -242,7 +242,8 @@ func (h *Huitian) easyParams(s *model.Snapshot) baseline.Params {
 	}
 	above := s.Cluster.Layout().LargeAbove()
 	return baseline.Params{Name: "easy", Depth: depth, Backfill: true,
-		LargeDepth: h.cfg.LargeDepth, Large: func(j *model.Job) bool { return largeGang(j, above) }}
+		LargeDepth: h.cfg.LargeDepth, Large: func(j *model.Job) bool { return largeGang(j, above) },
+		AlignEnds: h.cfg.AlignEnds}
 }
 
 // largeGang says whether j is a large gang: more than above cards

@@ -35,6 +35,9 @@ type Params struct {
 	// default) is plain EASY.
 	LargeDepth int
 	Large      func(j *model.Job) bool
+	// AlignEnds places one-node jobs by end-aligned fit
+	// (profile.SetAlignEnds) instead of best fit alone.
+	AlignEnds bool
 }
 
 // DefaultHybridDepth is the reservation depth of PolicyHybridDepth when the
@@ -209,6 +212,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 		return nil, nil, fmt.Errorf("baseline: Prepared.Slot %d: want 0 to %d", prep.Slot, Slots-1)
 	}
 	prof := st.ld[prep.Slot].load(s, prep.Cards, until, pl.FromScratch)
+	prof.SetAlignEnds(pl.P.AlignEnds)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
 	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull || s.Options.Brief}
 	if !w.brief {

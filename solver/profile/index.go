@@ -37,6 +37,8 @@ type index struct {
 	cnt0    []int32
 	bucket0 [][]uint64
 	total0  int
+
+	al alignTrees // aligned placement's (align.go)
 }
 
 func (x *index) init(lay *model.Layout) {
@@ -95,6 +97,7 @@ func (x *index) init(lay *model.Layout) {
 func (x *index) reset(*model.Layout) {
 	x.total = x.total0
 	x.stale = true
+	x.al.valid, x.al.shift = false, 0
 }
 
 // fresh rebuilds a stale index from the profile: what the changes since
@@ -145,6 +148,7 @@ func (x *index) change(n int32, dc, dd int32) {
 		x.total += int(dc)
 		return
 	}
+	x.leave(n)
 	if x.dirty[n] == 0 {
 		x.setBit(n, false)
 	}
@@ -167,6 +171,7 @@ func (x *index) change(n int32, dc, dd int32) {
 	if x.dirty[n] == 0 {
 		x.setBit(n, true)
 	}
+	x.enter(n)
 }
 
 // firstClean returns the clean node with the fewest free cards ≥ k, the
@@ -222,8 +227,12 @@ func (p *Profile) fastFit(dur int64, req Request, allow func(int) bool) (cards [
 		node  int32
 		count int
 		key   int64
+		ext   int64 // alignEnds: how far the job extends the node's busy time
 	}
 	better := func(a, b fit) bool {
+		if a.ext != b.ext {
+			return a.ext < b.ext
+		}
 		if a.count != b.count {
 			return a.count < b.count
 		}
@@ -238,7 +247,9 @@ func (p *Profile) fastFit(dur int64, req Request, allow func(int) bool) (cards [
 		nd := p.lay.Nodes[n]
 		cl, el := 0, 0
 		clKey, elKey := Forever, Forever
+		var busy int64
 		for c := nd.First; c < nd.First+nd.Len; c++ {
+			busy = max(busy, p.rel[c])
 			if !p.FreeNow(c) {
 				continue
 			}
@@ -253,13 +264,17 @@ func (p *Profile) fastFit(dur int64, req Request, allow func(int) bool) (cards [
 				clKey = min(clKey, w)
 			}
 		}
+		var ext int64
+		if p.alignEnds {
+			ext = max(0, dur-busy)
+		}
 		claimedTotal += cl
 		eligibleTotal += el
-		if cl >= k && (best1.node < 0 || better(fit{n, cl, clKey}, best1)) {
-			best1 = fit{n, cl, clKey}
+		if cl >= k && (best1.node < 0 || better(fit{n, cl, clKey, ext}, best1)) {
+			best1 = fit{n, cl, clKey, ext}
 		}
-		if el >= k && (best2.node < 0 || better(fit{n, el, elKey}, best2)) {
-			best2 = fit{n, el, elKey}
+		if el >= k && (best2.node < 0 || better(fit{n, el, elKey, ext}, best2)) {
+			best2 = fit{n, el, elKey, ext}
 		}
 	}
 	if best1.node >= 0 {
@@ -270,8 +285,12 @@ func (p *Profile) fastFit(dur int64, req Request, allow func(int) bool) (cards [
 	}
 	// 2. All cards long enough: the best of the clean buckets and the
 	// dirty nodes.
-	if n := x.firstClean(k); n >= 0 {
-		f := fit{n, int(x.cnt[n]), Forever}
+	n, ext := x.firstClean(k), int64(0)
+	if p.alignEnds {
+		n, ext = p.alignedClean(k, dur)
+	}
+	if n >= 0 {
+		f := fit{n, int(x.cnt[n]), Forever, ext}
 		if best2.node < 0 || better(f, best2) {
 			best2 = f
 		}

@@ -46,12 +46,16 @@ type scratch struct {
 	pick     []int
 	inSwitch []nodeGroup
 	spread   []nodeGroup
+
+	dur   int64   // fitAmong's duration, for alignEnds
+	freed []int32 // Advance's cards whose busy time ended
 }
 
 type nodeGroup struct {
 	node  int32
 	cards []int // a sub-slice of the candidate list
 	key   int64 // the smallest key of its cards
+	ext   int64 // alignEnds: how far the job would extend the node's busy time
 }
 
 func (s *scratch) init(lay *model.Layout, ngroups int) {
@@ -125,7 +129,16 @@ func (p *Profile) groupByNode(cands []int) []nodeGroup {
 			k = min(k, p.sc.key[cands[j]])
 			j++
 		}
-		gs = append(gs, nodeGroup{node: n, cards: cands[i:j], key: k})
+		var ext int64
+		if p.alignEnds && p.sc.dur > 0 {
+			nd := p.lay.Nodes[n]
+			var busy int64
+			for c := nd.First; c < nd.First+nd.Len; c++ {
+				busy = max(busy, p.rel[c])
+			}
+			ext = max(0, p.sc.dur-busy)
+		}
+		gs = append(gs, nodeGroup{node: n, cards: cands[i:j], key: k, ext: ext})
 		i = j
 	}
 	p.sc.nodes = gs
@@ -150,6 +163,9 @@ func (p *Profile) bestNode(groups []nodeGroup, need int) int {
 }
 
 func (p *Profile) lessFit(a, b *nodeGroup) bool {
+	if c := cmp.Compare(a.ext, b.ext); c != 0 {
+		return c < 0
+	}
 	if c := cmp.Compare(len(a.cards), len(b.cards)); c != 0 {
 		return c < 0
 	}
@@ -308,7 +324,7 @@ func (p *Profile) pickInNode(cards []int, k int, dst []int) []int {
 
 func (p *Profile) placeIsland(groups []nodeGroup, k int) []int {
 	var best []int
-	var bestKey int64
+	var bestKey, bestExt int64
 	var bestNode, bestName string
 	for _, g := range groups {
 		for _, s := range p.islandsOf(g.cards) {
@@ -321,9 +337,9 @@ func (p *Profile) placeIsland(groups []nodeGroup, k int) []int {
 			}
 			name := p.islandName(s)
 			node := p.nodeName(g.node)
-			if best == nil || len(s) < len(best) ||
-				len(s) == len(best) && (key < bestKey || key == bestKey && (node < bestNode || node == bestNode && name < bestName)) {
-				best, bestKey, bestNode, bestName = s, key, node, name
+			if best == nil || g.ext < bestExt || g.ext == bestExt && (len(s) < len(best) ||
+				len(s) == len(best) && (key < bestKey || key == bestKey && (node < bestNode || node == bestNode && name < bestName))) {
+				best, bestKey, bestExt, bestNode, bestName = s, key, g.ext, node, name
 			}
 		}
 	}

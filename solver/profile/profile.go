@@ -113,6 +113,10 @@ type Profile struct {
 
 	sweepAll bool // never take earliestFlat's shortcut: for differential tests
 
+	// alignEnds places a one-node job where it extends the node's busy
+	// time least (SetAlignEnds).
+	alignEnds bool
+
 	sc scratch
 }
 
@@ -164,6 +168,13 @@ func (p *Profile) Reset() {
 	p.startLog, p.spanLog = p.startLog[:0], p.spanLog[:0]
 }
 
+// SetAlignEnds turns end-aligned placement on or off: a job that fits in
+// one node goes, after the temporal fragments, to the node whose busy time
+// it extends least (max(0, its end − the node's last release)), then by
+// best fit. Long jobs gather on nodes that are busy long anyway, so that
+// whole nodes come free together for the gangs that need them.
+func (p *Profile) SetAlignEnds(on bool) { p.alignEnds = on }
+
 // Layout returns the layout the profile was built on.
 func (p *Profile) Layout() *model.Layout { return p.lay }
 
@@ -175,6 +186,7 @@ func (p *Profile) Hold(card int, until int64) {
 			p.noteBusy(card)
 		}
 		p.rel[card] = until
+		p.busyChanged(p.nodeOf[card])
 		p.freeDirty = true
 		p.gen++
 		p.noteChanged(card)
@@ -290,6 +302,7 @@ func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 			p.noteBusy(c)
 			p.dropFree(c)
 			p.rel[c] = end
+			p.busyChanged(p.nodeOf[c])
 			p.startLog = append(p.startLog, int32(c))
 		} else {
 			p.spanLog = append(p.spanLog, int32(c))
@@ -528,6 +541,8 @@ func (p *Profile) fitAmong(dur int64, req Request, free []int, allow func(int) b
 	cands := p.sc.cands[:0]
 	claimed := 0
 	anyModel := req.Model == ""
+	p.sc.dur = dur
+	defer func() { p.sc.dur = 0 }()
 	for _, c := range free {
 		// Both callers list usable cards only, so free now is rel == 0
 		// (p.free may hold a few that have been taken since); the card's

@@ -251,6 +251,7 @@ func TestFastFitMatchesScan(t *testing.T) {
 	all := func(int) bool { return true }
 	rapid.Check(t, func(t *rapid.T) {
 		p := randomBusyProfile(t)
+		p.SetAlignEnds(rapid.Bool().Draw(t, "align"))
 		for i := range rapid.IntRange(0, 3).Draw(t, "reservations") {
 			req := randomRequest(t, fmt.Sprintf("res%d", i))
 			dur := int64(rapid.IntRange(1, 40).Draw(t, "resdur"))
@@ -575,4 +576,53 @@ func TestProtectedCardsPlaceAsUnclaimed(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAlignEndsGathersLongJobs, by hand: three 8-card nodes, n000 with one
+// card busy until 1000, n001 with six busy until 50, n002 empty. Best fit
+// puts every one-card job on n001 (two free cards). Aligned, a job of
+// 900 s goes to n000, whose busy time it does not extend, rather than keep
+// n001 busy 850 s longer; a job of 40 s extends neither and goes by best
+// fit to n001; a job of 2000 s extends n000 least (by 1000 s); a 4-card
+// job of 900 s fits in n000 and n002 only, and takes n000. The index
+// (FitNow) and the scan agree on each.
+func TestAlignEndsGathersLongJobs(t *testing.T) {
+	lay := modeltest.Uniform(3, 8, 0).Layout()
+	load := func(align bool) *Profile {
+		p := New(lay)
+		p.SetAlignEnds(align)
+		p.Hold(0, 1000)
+		for c := 8; c < 14; c++ {
+			p.Hold(c, 50)
+		}
+		return p
+	}
+	one := Request{Cards: 1, Topology: model.TopologyAny}
+	four := Request{Cards: 4, Topology: model.TopologySameNode}
+	all := func(int) bool { return true }
+	for _, tc := range []struct {
+		align bool
+		dur   int64
+		req   Request
+		node  int32
+	}{
+		{false, 900, one, 1},
+		{false, 2000, one, 1},
+		{false, 900, four, 0}, // n000: 7 free, n002: 8
+		{true, 900, one, 0},
+		{true, 40, one, 1},
+		{true, 2000, one, 0},
+		{true, 900, four, 0},
+		{true, 40, four, 0}, // no extension on n000; n002's is 40 s
+	} {
+		p := load(tc.align)
+		fast, fo := p.FitNow(tc.dur, tc.req)
+		slow, so := p.FitNowWhere(tc.dur, tc.req, all)
+		if fo != Fits || so != Fits || !slices.Equal(fast, slow) {
+			t.Fatalf("align %v, %d s %v: index %v %v, scan %v %v", tc.align, tc.dur, tc.req, fast, fo, slow, so)
+		}
+		if got := lay.Cards[fast[0]].Node; got != tc.node {
+			t.Errorf("align %v, %d s %v: node %d, want %d", tc.align, tc.dur, tc.req, got, tc.node)
+		}
+	}
 }

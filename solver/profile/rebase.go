@@ -36,15 +36,24 @@ func (p *Profile) Advance(dt int64) []int32 {
 	if dt == 0 {
 		return started
 	}
+	p.ix.al.shift += dt
+	// Move every busy time first, then free the cards whose time is up:
+	// a node's last release (aligned placement) is read over all of its
+	// cards, moved.
+	freed := p.sc.freed[:0]
 	for c, r := range p.rel {
 		switch {
 		case r == 0:
 		case r > dt:
 			p.rel[c] = r - dt
 		default:
-			p.Set(c, 0)
+			freed = append(freed, int32(c))
 		}
 	}
+	for _, c := range freed {
+		p.Set(int(c), 0)
+	}
+	p.sc.freed = freed
 	// A uniform move keeps the base events' order: only the cards that
 	// became free (noted) move out of it, and patching puts them back.
 	if p.evValid && p.base != nil {
@@ -88,6 +97,7 @@ func (p *Profile) Set(card int, until int64) {
 	default:
 		p.rel[card] = until
 	}
+	p.busyChanged(node)
 	p.gen++
 	p.grew++
 	p.noteChanged(card)

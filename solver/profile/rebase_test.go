@@ -14,12 +14,15 @@ import (
 // and where a start was not taken up — is the profile a
 // reset and a fresh load of the same busy times give: the same busy times
 // and reservations, the same free list, index and event streams, and the
-// same answers to FitNow and EarliestStart.
+// same answers to FitNow (end-aligned or not) and EarliestStart.
 func TestAdvanceEqualsReload(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := randomCluster(t)
 		lay := c.Layout()
 		kept, fresh := New(lay), New(lay)
+		align := rapid.Bool().Draw(t, "align")
+		kept.SetAlignEnds(align)
+		fresh.SetAlignEnds(align)
 		n := len(lay.Cards)
 		// want is each card's busy time as the running jobs give it.
 		want := make([]int64, n)
