@@ -39,6 +39,30 @@ func New(p model.Policy, depth int) (Planner, error) {
 	return nil, fmt.Errorf("solver: unknown policy %d", p)
 }
 
+// NewPlacement returns the planner for a policy with end-aligned placement
+// on or off (profile.Profile.SetAlignEnds): an ablation for the what-if,
+// to tell what placement gives from what the policy does. By default the
+// huitian planners align (Config.AlignEnds) and the baselines place by best
+// fit alone, as the resource managers they stand for do.
+func NewPlacement(p model.Policy, depth int, aligned bool) (Planner, error) {
+	if p == model.PolicyDefault {
+		p = DefaultPolicy
+	}
+	if params, ok := baseline.ForPolicy(p, depth); ok {
+		params.AlignEnds = aligned
+		return baseline.New(params), nil
+	}
+	cfg := DefaultConfig()
+	cfg.AlignEnds = aligned
+	switch p {
+	case model.PolicyHuitianGreedy:
+		return NewHuitianGreedy(cfg), nil
+	case model.PolicyHuitian:
+		return NewHuitian(cfg, clp.LP{}), nil
+	}
+	return nil, fmt.Errorf("solver: unknown policy %d", p)
+}
+
 // Plan validates nothing: it plans a snapshot that model.Snapshot.Validate
 // accepted, with the snapshot's own policy.
 func Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {

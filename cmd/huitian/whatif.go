@@ -49,7 +49,16 @@ type policyRun struct {
 	// pad lengthens every queued job's time limit as the planner sees it
 	// (the suite's control run); 0 for a policy as it is.
 	pad time.Duration
+	// place, when set, turns end-aligned placement on or off against the
+	// policy's default: a name's +aligned or +bestfit (solver.NewPlacement).
+	place *bool
 }
+
+// Placement suffixes of a policy name (parsePolicies).
+const (
+	alignedSuffix = "+aligned"
+	bestFitSuffix = "+bestfit"
+)
 
 func newWhatifCmd() *cobra.Command {
 	var f whatifFlags
@@ -68,7 +77,10 @@ slowdown, utilization and the backfill measures.
 Clusters: ` + sim.ClusterSpecs + `.
 
 Policies: easy, conservative, fcfs, easy-sjbf, hybrid, hybrid-N, huitian-greedy
-and huitian (the LP on CLP).
+and huitian (the LP on CLP). A name ending in +aligned or +bestfit turns
+end-aligned placement on or off (the huitian planners align by default, the
+baselines place by best fit alone): easy+aligned is EASY placing as
+huitian does, to tell what placement gives from what backfill does.
 
 Measures, besides wait, flow, bounded slowdown and utilization:
   by job size  classes by cards relative to the cluster: 1; 2 up to
@@ -141,19 +153,26 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		}
 		seen[name] = true
 		pr := policyRun{name: name, depth: depth}
+		base := name
+		if b, ok := strings.CutSuffix(name, alignedSuffix); ok {
+			base, pr.place = b, new(true)
+		} else if b, ok := strings.CutSuffix(name, bestFitSuffix); ok {
+			base, pr.place = b, new(false)
+		}
 		if name == suiteControl {
 			// The control: EASY with every queued limit a minute longer.
 			pr.policy, pr.pad = model.PolicyEASY, suiteControlPad
-		} else if rest, ok := strings.CutPrefix(name, "hybrid-"); ok {
+		} else if rest, ok := strings.CutPrefix(base, "hybrid-"); ok {
 			d, err := strconv.Atoi(rest)
 			if err != nil || d < 1 {
 				return nil, fmt.Errorf("--policy: %q: want hybrid-N with N ≥ 1", name)
 			}
 			pr.policy, pr.depth = model.PolicyHybridDepth, d
 		} else {
-			p, ok := model.ParsePolicy(name)
+			p, ok := model.ParsePolicy(base)
 			if !ok || p == model.PolicyDefault {
-				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N, %s)", name, strings.Join(policyNames(), ", "), suiteControl)
+				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N, %s; any of them %s or %s)",
+					name, strings.Join(policyNames(), ", "), suiteControl, alignedSuffix, bestFitSuffix)
 			}
 			pr.policy = p
 		}
@@ -420,7 +439,13 @@ func simPolicy(pr policyRun) sim.Policy {
 	return sim.Policy{
 		Name: pr.name,
 		NewPlanner: func() (sim.Planner, error) {
-			p, err := solver.New(pr.policy, pr.depth)
+			var p solver.Planner
+			var err error
+			if pr.place != nil {
+				p, err = solver.NewPlacement(pr.policy, pr.depth, *pr.place)
+			} else {
+				p, err = solver.New(pr.policy, pr.depth)
+			}
 			if err != nil || pr.pad == 0 {
 				return p, err
 			}

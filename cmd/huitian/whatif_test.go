@@ -237,3 +237,47 @@ func TestWhatifControlPolicy(t *testing.T) {
 		t.Fatalf("results %+v: %v", got.Results, err)
 	}
 }
+
+// TestWhatifPlacementSuffix: +aligned and +bestfit turn end-aligned
+// placement on or off against a policy's default — the huitian planners
+// align, the baselines do not — so easy+bestfit is easy and
+// huitian-greedy+aligned is huitian-greedy, result for result, and
+// easy+aligned is another run.
+func TestWhatifPlacementSuffix(t *testing.T) {
+	runs, err := parsePolicies("easy+aligned,huitian-greedy+bestfit,hybrid-4+aligned,easy", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 || runs[0].policy != model.PolicyEASY || runs[0].place == nil || !*runs[0].place ||
+		runs[1].policy != model.PolicyHuitianGreedy || runs[1].place == nil || *runs[1].place ||
+		runs[2].policy != model.PolicyHybridDepth || runs[2].depth != 4 || runs[2].place == nil || !*runs[2].place ||
+		runs[3].place != nil {
+		t.Fatalf("parsed %+v", runs)
+	}
+	if _, err := parsePolicies("easy+tight", 0); err == nil || !strings.Contains(err.Error(), "+aligned") {
+		t.Errorf("easy+tight: %v, want an unknown policy naming the suffixes", err)
+	}
+	out, stderr, err := runCLI(t, "whatif", "--trace", "synth:jobs=4000,seed=3,load=0.9", "--cluster", "hgx:8",
+		"--policy", "easy,easy+bestfit,easy+aligned,huitian-greedy,huitian-greedy+aligned", "--json")
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Results []struct {
+			Policy  string  `json:"policy"`
+			AvgWait float64 `json:"avg_wait_s"`
+			AvgBSLD float64 `json:"avg_bsld"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 5 {
+		t.Fatalf("results %+v: %v", got.Results, err)
+	}
+	r := got.Results
+	same := func(a, b int) bool { return r[a].AvgWait == r[b].AvgWait && r[a].AvgBSLD == r[b].AvgBSLD }
+	if !same(0, 1) || !same(3, 4) {
+		t.Errorf("a suffix that names the default changed the run: %+v", r)
+	}
+	if same(0, 2) {
+		t.Errorf("easy+aligned placed as easy does: %+v", r)
+	}
+}
