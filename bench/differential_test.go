@@ -161,7 +161,7 @@ func TestSequenceMoves(t *testing.T) {
 // TestBriefIsPlanWithoutPending: over random sequences of cycles, a
 // planner asked for brief plans (Options.Brief, as the simulator asks)
 // decides what a planner asked for whole plans decides, for every policy,
-// but for the pending list, which it leaves empty.
+// but for the pending and idle-card lists, which it leaves empty.
 func TestBriefIsPlanWithoutPending(t *testing.T) {
 	hist := History(200, 3)
 	rapid.Check(t, func(t *rapid.T) {
@@ -180,12 +180,12 @@ func TestBriefIsPlanWithoutPending(t *testing.T) {
 			if err != nil {
 				t.Fatalf("cycle %d, brief: %v", n, err)
 			}
-			if len(b.Pending) != 0 {
-				t.Fatalf("%s, cycle %d: a brief plan lists %d waiting jobs", p, n, len(b.Pending))
+			if len(b.Pending) != 0 || len(b.Idle) != 0 {
+				t.Fatalf("%s, cycle %d: a brief plan lists %d waiting jobs, %d idle cards", p, n, len(b.Pending), len(b.Idle))
 			}
 			pending += len(d.Pending)
 			want := *d
-			want.Pending = nil
+			want.Pending, want.Idle = nil, nil
 			if diff := cmp.Diff(&want, b, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("%s, cycle %d: the brief plan differs from the whole one without its pending list (-whole +brief):\n%s", p, n, diff)
 			}

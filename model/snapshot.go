@@ -72,9 +72,10 @@ type Options struct {
 	// still assumed to run (the resource manager has not killed it yet).
 	// 0 means DefaultOverrunGrace.
 	OverrunGrace time.Duration
-	// Brief asks for a decision without its pending list: Pending stays
-	// empty, and no time goes to waiting jobs' reasons and estimated
-	// starts. Everything else (starts, reservations, preemptions, stats)
+	// Brief asks for a decision without its lists for people: Pending and
+	// Idle stay empty, and no time goes to waiting jobs' reasons and
+	// estimated starts or to labelling idle cards. Everything else
+	// (starts, reservations, preemptions, the fragment inventory, stats)
 	// is what the same snapshot without Brief gets. The simulator sets it,
 	// as it reads no reason; it is not on the wire, where a resource
 	// manager shows its users why their jobs wait.

@@ -806,12 +806,14 @@ func (c *cycle) classify(candidates []int) {
 	for _, f := range c.classes.Inventory {
 		idle += f.Cards
 	}
-	if idle > 0 { // the list grew card by card: a tenth of a plan on hgx:128
+	// A brief plan lists no idle card (the simulator reads none; a
+	// twentieth of a million-job replay).
+	if idle > 0 && !c.s.Options.Brief { // the list grew card by card: a tenth of a plan on hgx:128
 		c.d.Idle = make([]model.IdleCard, 0, idle)
-	}
-	for id, cl := range c.classes.Of {
-		if cl != model.FragmentUnspecified {
-			c.d.Idle = append(c.d.Idle, model.IdleCard{Card: c.lay.Ref(id), Class: cl})
+		for id, cl := range c.classes.Of {
+			if cl != model.FragmentUnspecified {
+				c.d.Idle = append(c.d.Idle, model.IdleCard{Card: c.lay.Ref(id), Class: cl})
+			}
 		}
 	}
 	c.d.Stats.IdleCards = len(c.prof.FreeCards())
