@@ -233,8 +233,20 @@ func (c *cycle) endsSoon(i int) bool {
 	return c.soon[i] > 0
 }
 
+// alignNow says whether this cycle places end-aligned (Config.AlignEnds):
+// configured so, and the history shows time limits that order runtimes.
+// Until it holds enough finished jobs to tell, placement is best fit.
+func (h *Huitian) alignNow() bool {
+	if !h.cfg.AlignEnds {
+		return false
+	}
+	spread, ok := h.mem.hist.LimitSpread()
+	return ok && spread <= h.cfg.AlignSpread
+}
+
 // easyParams are the guarantee's: EASY at the snapshot's reservation depth
-// (the planner's when it sets none), and the large gangs' reservations.
+// (the planner's when it sets none), the large gangs' reservations, and
+// this cycle's placement (alignNow).
 func (h *Huitian) easyParams(s *model.Snapshot) baseline.Params {
 	depth := s.Options.ReservationDepth
 	if depth <= 0 {
@@ -243,7 +255,7 @@ func (h *Huitian) easyParams(s *model.Snapshot) baseline.Params {
 	above := s.Cluster.Layout().LargeAbove()
 	return baseline.Params{Name: "easy", Depth: depth, Backfill: true,
 		LargeDepth: h.cfg.LargeDepth, Large: func(j *model.Job) bool { return largeGang(j, above) },
-		AlignEnds: h.cfg.AlignEnds}
+		AlignEnds: h.alignNow()}
 }
 
 // largeGang says whether j is a large gang: more than above cards

@@ -42,8 +42,10 @@ func New(p model.Policy, depth int) (Planner, error) {
 // NewPlacement returns the planner for a policy with end-aligned placement
 // on or off (profile.Profile.SetAlignEnds): an ablation for the what-if,
 // to tell what placement gives from what the policy does. By default the
-// huitian planners align (Config.AlignEnds) and the baselines place by best
-// fit alone, as the resource managers they stand for do.
+// huitian planners align (Config.AlignEnds, while their history shows
+// limits that order runtimes) and the baselines place by best fit alone,
+// as the resource managers they stand for do; a baseline told to align
+// has no history and aligns on its limits always.
 func NewPlacement(p model.Policy, depth int, aligned bool) (Planner, error) {
 	if p == model.PolicyDefault {
 		p = DefaultPolicy

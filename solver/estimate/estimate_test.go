@@ -352,3 +352,27 @@ func TestMaxOfAsSearched(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitSpread, by hand: ratios 0.1, 0.2, 0.4 and 0.8 have quartiles
+// 0.175 and 0.5 (type 7), a spread of ln(0.5/0.175); fewer jobs than
+// MinSamples tell nothing; a quarter of jobs that ran no time make it
+// +Inf.
+func TestLimitSpread(t *testing.T) {
+	w := NewWindow(Config{MinSamples: 4})
+	for _, rt := range []float64{10, 20, 40} {
+		w.Add(Record{User: "u", Class: "c", Cards: 1, Limit: 100, Runtime: rt})
+	}
+	if _, ok := w.LimitSpread(); ok {
+		t.Fatal("3 jobs, MinSamples 4: a spread")
+	}
+	w.Add(Record{User: "v", Class: "d", Cards: 2, Limit: 100, Runtime: 80})
+	if got, ok := w.LimitSpread(); !ok || math.Abs(got-math.Log(0.5/0.175)) > 1e-9 {
+		t.Fatalf("spread %v %v, want %v", got, ok, math.Log(0.5/0.175))
+	}
+	for range 4 {
+		w.Add(Record{User: "u", Class: "c", Cards: 1, Limit: 100, Runtime: 0})
+	}
+	if got, ok := w.LimitSpread(); !ok || !math.IsInf(got, 1) {
+		t.Fatalf("half the jobs ran 0 s: spread %v %v, want +Inf", got, ok)
+	}
+}

@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"math"
 	"slices"
 	"strconv"
 
@@ -211,6 +212,28 @@ func levels(user, class string, cards int) [5]string {
 }
 
 var levelNames = [5]string{"user+class+cards", "user+class", "user", "class", "all"}
+
+// LimitSpread returns how well time limits order runtimes across all jobs:
+// the interquartile range of ln(runtime/limit) over the all-jobs window
+// (ln(q75/q25) of the ratios), and false while that window holds fewer
+// than MinSamples jobs. Limits that scale with runtimes give a narrow
+// spread (the synthetic GPU workloads 0.6, NASA-iPSC 0.45); limits that
+// do not — one default for every job, or users' guesses — a wide one
+// (every limit 3 days on the synthetic workloads: 3.5; KTH-SP2's users
+// 2.4, HPC2N's 2.8). A quarter or more of jobs that ran no time at all
+// gives +Inf.
+func (w *Window) LimitSpread() (float64, bool) {
+	rg := w.keys["all"]
+	if rg == nil || len(rg.vals) < w.cfg.MinSamples {
+		return 0, false
+	}
+	d := rg.ratios()
+	q25, q75 := d.Quantile(0.25), d.Quantile(0.75)
+	if q25 <= 0 {
+		return math.Inf(1), true
+	}
+	return math.Log(q75 / q25), true
+}
 
 // Len returns how many finished jobs were added.
 func (w *Window) Len() int { return w.n }
