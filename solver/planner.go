@@ -47,22 +47,17 @@ func New(p model.Policy, depth int) (Planner, error) {
 // as the resource managers they stand for do; a baseline told to align
 // has no history and aligns on its limits always.
 func NewPlacement(p model.Policy, depth int, aligned bool) (Planner, error) {
-	if p == model.PolicyDefault {
-		p = DefaultPolicy
+	pl, err := New(p, depth)
+	if err != nil {
+		return nil, err
 	}
-	if params, ok := baseline.ForPolicy(p, depth); ok {
-		params.AlignEnds = aligned
-		return baseline.New(params), nil
+	switch pl := pl.(type) {
+	case *baseline.Planner:
+		pl.P.AlignEnds = aligned
+	case *Huitian:
+		pl.cfg.AlignEnds = aligned
 	}
-	cfg := DefaultConfig()
-	cfg.AlignEnds = aligned
-	switch p {
-	case model.PolicyHuitianGreedy:
-		return NewHuitianGreedy(cfg), nil
-	case model.PolicyHuitian:
-		return NewHuitian(cfg, clp.LP{}), nil
-	}
-	return nil, fmt.Errorf("solver: unknown policy %d", p)
+	return pl, nil
 }
 
 // Plan validates nothing: it plans a snapshot that model.Snapshot.Validate

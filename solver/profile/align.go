@@ -27,15 +27,19 @@ type alignTrees struct {
 	tree  [][]int64 // [free count] max tree over ranks of clean nodes' at; -1: none
 }
 
-// nodeAt is node n's last release in the trees' time.
-func (p *Profile) nodeAt(n int32) int64 {
+// nodeBusy is node n's last release from now: the largest busy time of
+// its cards (0 when all are free).
+func (p *Profile) nodeBusy(n int32) int64 {
 	nd := p.lay.Nodes[n]
 	var busy int64
 	for c := nd.First; c < nd.First+nd.Len; c++ {
 		busy = max(busy, p.rel[c])
 	}
-	return busy + p.ix.al.shift
+	return busy
 }
+
+// nodeAt is node n's last release in the trees' time.
+func (p *Profile) nodeAt(n int32) int64 { return p.nodeBusy(n) + p.ix.al.shift }
 
 // buildAlign builds the trees from the (fresh) index.
 func (p *Profile) buildAlign() {

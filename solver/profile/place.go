@@ -131,12 +131,7 @@ func (p *Profile) groupByNode(cands []int) []nodeGroup {
 		}
 		var ext int64
 		if p.alignEnds && p.sc.dur > 0 {
-			nd := p.lay.Nodes[n]
-			var busy int64
-			for c := nd.First; c < nd.First+nd.Len; c++ {
-				busy = max(busy, p.rel[c])
-			}
-			ext = max(0, p.sc.dur-busy)
+			ext = max(0, p.sc.dur-p.nodeBusy(n))
 		}
 		gs = append(gs, nodeGroup{node: n, cards: cands[i:j], key: k, ext: ext})
 		i = j
