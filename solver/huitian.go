@@ -159,13 +159,17 @@ type Huitian struct {
 	posOf    []int
 	pendPos  []int
 	pendBuf  []model.Pending
-	// runEsts are the last cycle's running jobs' distributions, runEstAt
-	// each one's index there by the job's first card (-1: none; an index
-	// left by an older cycle is checked like any other), runEstsNext the
-	// buffer of the next cycle's (runningDist).
-	runEsts, runEstsNext []runEst
-	runEstAt             []int32
-	runEstsHist          histMark // the history runEsts were current with
+	// runSlots keep running jobs' distributions in place from one cycle
+	// to the next, one slot per card that was some job's first card
+	// (runSlotAt, -1: none): a job on the same first card with the same
+	// user, class, card count and limit has the same distribution while
+	// the history's token is current. runLoose holds this cycle's jobs
+	// without cards. runSlotsHist is the history the last cycle's
+	// were current with (runningDist).
+	runSlots, runLoose []runEst
+	runSlotAt          []int32
+	runSlotsHist       histMark
+	runIdxs            []int32
 	// memo is the last cycle's queued jobs in the snapshot's order, with
 	// the cache entry of each one's estimate once a phase asked for it
 	// (queuedEst), memoNext the buffer of the next cycle's. A deep queue
@@ -259,7 +263,7 @@ type cycle struct {
 	core      baseline.Brief // the guarantee's decision's queued indexes
 	grace     int64
 	runCards  [][]int      // each running job's cards (baseline.CardIDs.Resolve)
-	runEst    []runEst     // each running job's runtime distribution (runningDist)
+	runIdx    []int32      // each running job's runtime distribution: a slot of h.runSlots, or ^k for h.runLoose[k] (runningDist)
 	memo      []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
 	remHeld   []remHeld    // running jobs' remaining times, once asked (runningRem)
 	order     []int        // the queue in queue order (queueOrder)
@@ -415,45 +419,61 @@ type runEst struct {
 	entry       *estEntry // the cache entry dist was scaled from
 	tok         estimate.Token
 	dist        estimate.Dist
-	own         bool // the estimate rests on the user's own history (Basis.Own)
+	own         bool   // the estimate rests on the user's own history (Basis.Own)
+	seen        uint64 // the cycle that last read it (Huitian.cycles)
 }
 
-// runningDist returns running job i's runtime distribution: the last
-// cycle's when it holds (found by the job's first card, as h.runEstAt
-// left it), else estEntryOf's. Every running job asks every cycle, and
-// most of an estimate's cost was the map lookup and the scaling to the
-// limit. It appends the answer to next and notes it for the next cycle.
-// sameHist says the history is the one the last cycle's were current
-// with: they still are, without their tokens read.
-func (c *cycle) runningDist(i int, next []runEst, sameHist bool) []runEst {
+// runningDist finds running job i's runtime distribution: the slot of
+// its first card when that holds the same user, class, card count and
+// limit (the last cycle's entry needs no token read when sameHist, an
+// older one is brought up to date), else estEntryOf's, written there.
+// Every running job asks every cycle, and most of an estimate's cost
+// was the map lookup and the scaling to the limit; kept in place, an
+// unchanged job is not copied either (a deep cluster's every running
+// job, every cycle). sameHist says the history is the one the last
+// cycle's entries were current with.
+func (c *cycle) runningDist(i int, sameHist bool) int32 {
 	h, j := c.h, &c.s.Running[i].Job
 	cards := c.runCards[i]
-	if len(cards) > 0 {
-		if k := h.runEstAt[cards[0]]; k >= 0 && int(k) < len(h.runEsts) {
-			if re := &h.runEsts[k]; re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit {
-				h.runEstAt[cards[0]] = int32(len(next))
-				if sameHist {
-					return append(next, *re)
-				}
-				// The history moved: the same entry, brought up to date
-				// (once a plan, however many jobs share it) without
-				// looking it up again. Its token is re's while what re
-				// was computed from is current: tokens are read per
-				// entry, not per job.
-				e := re.entry
-				h.fresh(e, j)
-				if e.tok == re.tok {
-					return append(next, *re)
-				}
-				return append(next, runEstOf(j, e))
-			}
+	if len(cards) == 0 {
+		h.runLoose = append(h.runLoose, runEstOf(j, h.estEntryOf(j)))
+		return ^int32(len(h.runLoose) - 1)
+	}
+	k := h.runSlotAt[cards[0]]
+	if k < 0 {
+		k = int32(len(h.runSlots))
+		h.runSlots = append(h.runSlots, runEst{})
+		h.runSlotAt[cards[0]] = k
+	} else if re := &h.runSlots[k]; re.entry != nil && re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit {
+		last := re.seen+1 == c.no
+		re.seen = c.no
+		if sameHist && last {
+			return k
 		}
+		// The history moved, or the entry is older than the last
+		// cycle: the same entry, brought up to date (once a plan,
+		// however many jobs share it) without looking it up again.
+		// Its token is re's while what re was computed from is
+		// current: tokens are read per entry, not per job.
+		e := re.entry
+		h.fresh(e, j)
+		if e.tok != re.tok {
+			*re = runEstOf(j, e)
+			re.seen = c.no
+		}
+		return k
 	}
-	re := runEstOf(j, h.estEntryOf(j))
-	if len(cards) > 0 {
-		h.runEstAt[cards[0]] = int32(len(next))
+	h.runSlots[k] = runEstOf(j, h.estEntryOf(j))
+	h.runSlots[k].seen = c.no
+	return k
+}
+
+// runEstOf returns running job i's runtime distribution (runningDist).
+func (c *cycle) runEstOf(i int) *runEst {
+	if k := c.runIdx[i]; k >= 0 {
+		return &c.h.runSlots[k]
 	}
-	return append(next, re)
+	return &c.h.runLoose[^c.runIdx[i]]
 }
 
 // runEstOf is j's runEst from its current cache entry e.
@@ -709,21 +729,22 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	// Every running job's runtime distribution: the guarantee asks
 	// whether backfill jobs end soon, the predicted profile holds every
 	// job's cards by it.
-	if len(h.runEstAt) != len(c.lay.Cards) {
-		h.runEstAt = make([]int32, len(c.lay.Cards))
-		for k := range h.runEstAt {
-			h.runEstAt[k] = -1
+	if len(h.runSlotAt) != len(c.lay.Cards) {
+		h.runSlotAt = make([]int32, len(c.lay.Cards))
+		for k := range h.runSlotAt {
+			h.runSlotAt[k] = -1
 		}
+		h.runSlots = h.runSlots[:0]
 	}
-	next := h.runEstsNext[:0]
-	sameHist := h.runEstsHist == h.histNow()
-	for i := range s.Running {
-		next = c.runningDist(i, next, sameHist)
-	}
-	h.runEsts, h.runEstsNext, h.runEstsHist = next, h.runEsts, h.histNow()
-	c.runEst = next
 	h.cycles++
 	c.no = h.cycles
+	h.runLoose = h.runLoose[:0]
+	c.runIdx = resized(&h.runIdxs, len(s.Running))
+	sameHist := h.runSlotsHist == h.histNow()
+	for i := range s.Running {
+		c.runIdx[i] = c.runningDist(i, sameHist)
+	}
+	h.runSlotsHist = h.histNow()
 	c.queued = resized(&h.queueds, len(s.Queued))
 	c.matchQueued()
 	// EASY's order (the guarantee's) and huitian's differ only by the
@@ -1059,7 +1080,7 @@ type remHeld struct{ rem, held estimate.Dist }
 // it, told to yield nowhere (cap +Inf).
 func (c *cycle) runningJobOf(i int) runningJob {
 	r := &c.s.Running[i]
-	return runningJob{total: &c.runEst[i].dist, limit: r.Job.TimeLimit.Seconds(),
+	return runningJob{total: &c.runEstOf(i).dist, limit: r.Job.TimeLimit.Seconds(),
 		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
 }
 

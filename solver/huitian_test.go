@@ -247,6 +247,38 @@ func TestCachesFollowTheJobs(t *testing.T) {
 	})
 }
 
+// TestOlderRunningEstimateRefreshed: a running job's distribution kept
+// on its first card from an older cycle than the last is brought up to
+// date, even when the history did not move since the last cycle: the
+// jobs leave for a cycle, the history learns their users' runtimes, an
+// empty cycle plans, and the same jobs on the same cards come back.
+func TestOlderRunningEstimateRefreshed(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		if len(s.Running) == 0 {
+			t.Skip("no running job")
+		}
+		if _, err := h.Plan(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		// The running jobs' users turn out to run far shorter than their
+		// limits: their estimates move.
+		for n := range rapid.IntRange(5, 20).Draw(t, "learned") {
+			j := s.Running[n%len(s.Running)].Job
+			j.ID = fmt.Sprintf("past%d", n)
+			start := s.Now.Add(-time.Hour)
+			h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start,
+				Time: start.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "run")) * time.Second), Exit: model.ExitCompleted})
+		}
+		empty := *s
+		empty.Running = nil
+		if _, err := h.Plan(context.Background(), &empty); err != nil {
+			t.Fatal(err)
+		}
+		planAsFresh(t, h, twin(t, h), s, "the running jobs back after a cycle away: ")
+	})
+}
+
 // planAsFresh plans s with h, which planned before, and with fresh, a
 // twin with no caches, and fails unless they decide the same.
 func planAsFresh(t *rapid.T, h, fresh *Huitian, s *model.Snapshot, what string) {

@@ -501,7 +501,12 @@ func (w *walker) run(order []int) {
 		if w.brief && q[k].Cards > w.prof.FreeCount() {
 			// It cannot start now, and a brief walk records nothing
 			// else of a job in the backfill pass (the waiting job is
-			// already named): a full cluster's deep queue is skipped.
+			// already named): a full cluster's deep queue is skipped,
+			// and once no card is free, the rest of it (every job
+			// asks for one at least).
+			if w.prof.FreeCount() == 0 {
+				break
+			}
 			continue
 		}
 		w.cur = k

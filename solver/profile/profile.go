@@ -471,7 +471,10 @@ func (p *Profile) noteFailure(req Request, f failure) {
 // long enough for the longer job are a subset, and the reason is read from
 // all the free cards, whatever the duration. A queue walk asks again and
 // again for the same shapes between two starts, so FitNow answers those
-// from the last failure (allow == nil only).
+// from the last failure (allow == nil only). Too few free cards
+// (NoCards) or none in the shape (WrongShape) is read from every free
+// card whatever the windows, so it answers a shorter job too; only a
+// reservation in the way (Claimed) depends on the duration.
 func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool) ([]int, Outcome) {
 	if allow == nil {
 		if f, ok := p.failureOf(req); ok && f.gen == p.gen && dur >= f.dur {
@@ -481,10 +484,19 @@ func (p *Profile) FitNowWhere(dur int64, req Request, allow func(card int) bool)
 	cards, out := p.fitNow(dur, req, allow)
 	if out != Fits && allow == nil {
 		if f, ok := p.failureOf(req); !ok || f.gen != p.gen || dur < f.dur {
-			p.noteFailure(req, failure{gen: p.gen, dur: dur, grew: p.grew, out: out})
+			p.noteFailure(req, failure{gen: p.gen, dur: failedFor(dur, out), grew: p.grew, out: out})
 		}
 	}
 	return cards, out
+}
+
+// failedFor is the shortest duration a failure of dur with outcome out
+// answers: any when the windows played no part in it.
+func failedFor(dur int64, out Outcome) int64 {
+	if out == Claimed {
+		return dur
+	}
+	return 0
 }
 
 // FitNowAny is FitNow for a caller that needs to know only whether the
