@@ -580,11 +580,26 @@ func TestEndingJobNotToldToYield(t *testing.T) {
 }
 
 // TestFreeBoundChangesNothing: the guarantee skips a try when too few
-// cards can be free by the last start it would accept (freeBound); over
+// cards can be free by the last start it would accept, or too few on one
+// node (on enough nodes) for a head that needs them so (mayBeFree); over
 // random worlds it decides exactly what planning every try decides.
 func TestFreeBoundChangesNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, h := randomWorld(t)
+		per := len(s.Cluster.Nodes[0].Cards)
+		for i := range s.Queued {
+			j := &s.Queued[i]
+			switch rapid.IntRange(0, 2).Draw(t, "shape") {
+			case 1:
+				if j.Cards <= per {
+					j.Topology = model.TopologySameNode
+				}
+			case 2:
+				if p := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "per"); p <= per && j.Cards%p == 0 {
+					j.CardsPerNode = p
+				}
+			}
+		}
 		every := twin(t, h)
 		every.noFreeBound = true
 		got, err := h.Plan(context.Background(), s)

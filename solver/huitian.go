@@ -210,6 +210,7 @@ type Huitian struct {
 	// noFreeBound makes the guarantee plan every try (tests: the bound
 	// must never change a decision).
 	noFreeBound bool
+	heldPer     []int32 // mayBeFree's cards held per node
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit

@@ -9,6 +9,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
 	"github.com/huitian/huitian/solver/preempt"
+	"github.com/huitian/huitian/solver/profile"
 )
 
 // guarantee returns EASY's decision for the snapshot (reservation depth as
@@ -62,7 +63,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	first, seen := h.mem.firstReserved[head.JobID]
 	thresholdPassed := seen && s.Now.Sub(first) > h.cfg.Preempt.Threshold
-	headCards := s.Queued[c.core.Reservations[0]].Cards
+	headReq := profile.RequestOf(&s.Queued[c.core.Reservations[0]])
 	// The head's promise, the start of its first reservation, is at stake
 	// when EASY alone would start it later. A try that keeps it is then
 	// worth its suspensions whatever it gains, and asks every job that
@@ -129,7 +130,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			}
 			return y
 		}
-		if !h.noFreeBound && c.freeBound(alt.Until, last) < headCards {
+		if !h.noFreeBound && !c.mayBeFree(alt.Until, last, headReq) {
 			// Too few cards can be free by the last start keep accepts,
 			// whatever the walk would place: no plan needed.
 			return nil, nil, false
@@ -190,20 +191,53 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	return core, planned, nil, nil
 }
 
-// freeBound is at most how many cards can be free at t (seconds from now)
-// when running job i holds its cards until until[i]: every card but those
-// of the jobs still holding them then. A head start needs its cards free.
-func (c *cycle) freeBound(until []int64, t int64) int {
+// mayBeFree says whether the head's cards (req) can all be free at t
+// (seconds from now) when running job i holds its cards until until[i]:
+// at most every card but those of the jobs still holding them then is,
+// and a head that needs its cards on one node (or PerNode of them on each
+// of its nodes) needs a node (enough nodes) with that many. A head start
+// needs its cards free; the main pass's starts only take more of them.
+// On hgx:128, a 64-card gang of whole nodes often finds enough cards
+// free by then and not eight whole nodes: the try is not planned.
+func (c *cycle) mayBeFree(until []int64, t int64, req profile.Request) bool {
 	if t < 0 {
-		return 0
+		return false
+	}
+	perNode, nodes := 0, 0
+	switch {
+	case req.Topology == model.TopologySameNode:
+		perNode, nodes = req.Cards, 1
+	case req.PerNode > 0:
+		perNode, nodes = req.PerNode, req.Cards/req.PerNode
 	}
 	n := len(c.lay.Cards)
+	var held []int32 // cards held past t, per node
+	if perNode > 0 {
+		held = resized(&c.h.heldPer, len(c.lay.Nodes))
+		clear(held)
+	}
 	for i, u := range until {
-		if u > t {
-			n -= len(c.runCards[i])
+		if u <= t {
+			continue
+		}
+		n -= len(c.runCards[i])
+		if held != nil {
+			for _, id := range c.runCards[i] {
+				held[c.lay.Cards[id].Node]++
+			}
 		}
 	}
-	return n
+	if n < req.Cards || held == nil {
+		return n >= req.Cards
+	}
+	for k, nd := range c.lay.Nodes {
+		if nd.Len-int(held[k]) >= perNode {
+			if nodes--; nodes <= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // endsSoon says whether running job i is expected to end within MinGain
