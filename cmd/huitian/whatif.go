@@ -159,8 +159,9 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		} else if b, ok := strings.CutSuffix(name, bestFitSuffix); ok {
 			base, pr.place = b, new(false)
 		}
-		if name == suiteControl {
-			// The control: EASY with every queued limit a minute longer.
+		if base == suiteControl {
+			// The control: EASY with every queued limit a minute longer
+			// (placing as a suffix says, as any policy).
 			pr.policy, pr.pad = model.PolicyEASY, suiteControlPad
 		} else if rest, ok := strings.CutPrefix(base, "hybrid-"); ok {
 			d, err := strconv.Atoi(rest)

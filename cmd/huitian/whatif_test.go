@@ -244,14 +244,15 @@ func TestWhatifControlPolicy(t *testing.T) {
 // huitian-greedy+aligned is huitian-greedy, result for result, and
 // easy+aligned is another run.
 func TestWhatifPlacementSuffix(t *testing.T) {
-	runs, err := parsePolicies("easy+aligned,huitian-greedy+bestfit,hybrid-4+aligned,easy", 0)
+	runs, err := parsePolicies("easy+aligned,huitian-greedy+bestfit,hybrid-4+aligned,easy,easy+1m+aligned", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 4 || runs[0].policy != model.PolicyEASY || runs[0].place == nil || !*runs[0].place ||
+	if len(runs) != 5 || runs[0].policy != model.PolicyEASY || runs[0].place == nil || !*runs[0].place ||
 		runs[1].policy != model.PolicyHuitianGreedy || runs[1].place == nil || *runs[1].place ||
 		runs[2].policy != model.PolicyHybridDepth || runs[2].depth != 4 || runs[2].place == nil || !*runs[2].place ||
-		runs[3].place != nil {
+		runs[3].place != nil ||
+		runs[4].policy != model.PolicyEASY || runs[4].pad != suiteControlPad || runs[4].place == nil || !*runs[4].place {
 		t.Fatalf("parsed %+v", runs)
 	}
 	if _, err := parsePolicies("easy+tight", 0); err == nil || !strings.Contains(err.Error(), "+aligned") {
