@@ -163,13 +163,12 @@ type Huitian struct {
 	// to the next, one slot per card that was some job's first card
 	// (runSlotAt, -1: none): a job on the same first card with the same
 	// user, class, card count and limit has the same distribution while
-	// the history's token is current. runLoose holds this cycle's jobs
-	// without cards. runSlotsHist is the history the last cycle's
-	// were current with (runningDist).
-	runSlots, runLoose []runEst
-	runSlotAt          []int32
-	runSlotsHist       histMark
-	runIdxs            []int32
+	// the history's token is current. runSlotsHist is the history the
+	// last cycle's were current with (runningDist).
+	runSlots     []runEst
+	runSlotAt    []int32
+	runSlotsHist histMark
+	runIdxs      []int32
 	// memo is the last cycle's queued jobs in the snapshot's order, with
 	// the cache entry of each one's estimate once a phase asked for it
 	// (queuedEst), memoNext the buffer of the next cycle's. A deep queue
@@ -264,7 +263,7 @@ type cycle struct {
 	core      baseline.Brief // the guarantee's decision's queued indexes
 	grace     int64
 	runCards  [][]int      // each running job's cards (baseline.CardIDs.Resolve)
-	runIdx    []int32      // each running job's runtime distribution: a slot of h.runSlots, or ^k for h.runLoose[k] (runningDist)
+	runIdx    []int32      // each running job's runtime distribution: its slot of h.runSlots (runningDist)
 	memo      []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
 	remHeld   []remHeld    // running jobs' remaining times, once asked (runningRem)
 	order     []int        // the queue in queue order (queueOrder)
@@ -435,16 +434,12 @@ type runEst struct {
 // cycle's entries were current with.
 func (c *cycle) runningDist(i int, sameHist bool) int32 {
 	h, j := c.h, &c.s.Running[i].Job
-	cards := c.runCards[i]
-	if len(cards) == 0 {
-		h.runLoose = append(h.runLoose, runEstOf(j, h.estEntryOf(j)))
-		return ^int32(len(h.runLoose) - 1)
-	}
-	k := h.runSlotAt[cards[0]]
+	first := c.runCards[i][0] // a valid snapshot's running jobs hold cards (newCycle checks)
+	k := h.runSlotAt[first]
 	if k < 0 {
 		k = int32(len(h.runSlots))
 		h.runSlots = append(h.runSlots, runEst{})
-		h.runSlotAt[cards[0]] = k
+		h.runSlotAt[first] = k
 	} else if re := &h.runSlots[k]; re.entry != nil && re.user == j.User && re.class == j.Class && re.cards == j.Cards && re.limit == j.TimeLimit {
 		last := re.seen+1 == c.no
 		re.seen = c.no
@@ -469,13 +464,8 @@ func (c *cycle) runningDist(i int, sameHist bool) int32 {
 	return k
 }
 
-// runEstOf returns running job i's runtime distribution (runningDist).
-func (c *cycle) runEstOf(i int) *runEst {
-	if k := c.runIdx[i]; k >= 0 {
-		return &c.h.runSlots[k]
-	}
-	return &c.h.runLoose[^c.runIdx[i]]
-}
+// runningEst returns running job i's runtime distribution (runningDist).
+func (c *cycle) runningEst(i int) *runEst { return &c.h.runSlots[c.runIdx[i]] }
 
 // runEstOf is j's runEst from its current cache entry e.
 func runEstOf(j *model.Job, e *estEntry) runEst {
@@ -727,6 +717,11 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	if c.runCards, err = h.cards.Resolve(s); err != nil {
 		return nil, err
 	}
+	for i, cards := range c.runCards {
+		if len(cards) == 0 {
+			return nil, fmt.Errorf("%w: running[%d].cards: a running job holds at least one card", model.ErrInvalid, i)
+		}
+	}
 	// Every running job's runtime distribution: the guarantee asks
 	// whether backfill jobs end soon, the predicted profile holds every
 	// job's cards by it.
@@ -739,7 +734,6 @@ func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
 	}
 	h.cycles++
 	c.no = h.cycles
-	h.runLoose = h.runLoose[:0]
 	c.runIdx = resized(&h.runIdxs, len(s.Running))
 	sameHist := h.runSlotsHist == h.histNow()
 	for i := range s.Running {
@@ -1081,7 +1075,7 @@ type remHeld struct{ rem, held estimate.Dist }
 // it, told to yield nowhere (cap +Inf).
 func (c *cycle) runningJobOf(i int) runningJob {
 	r := &c.s.Running[i]
-	return runningJob{total: &c.runEstOf(i).dist, limit: r.Job.TimeLimit.Seconds(),
+	return runningJob{total: &c.runningEst(i).dist, limit: r.Job.TimeLimit.Seconds(),
 		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
 }
 

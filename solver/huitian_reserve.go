@@ -252,7 +252,7 @@ func (c *cycle) mayBeFree(until []int64, t int64, req profile.Request) bool {
 // rests on other users' jobs (the class's, everyone's) or on nothing is
 // taken at its limit, as EASY takes it, and may yield.
 func (c *cycle) endsSoon(i int) bool {
-	if !c.runEstOf(i).own {
+	if !c.runningEst(i).own {
 		return false
 	}
 	if c.soon == nil {

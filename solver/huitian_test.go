@@ -2,8 +2,10 @@ package solver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -371,5 +373,19 @@ func TestWindowUseCountsProtectAsUnclaimed(t *testing.T) {
 		if got != want || free != 4 {
 			t.Errorf("protect %v: claimed node %v, unclaimed %v; want %v and 4", protect, got, free, want)
 		}
+	}
+}
+
+// TestRunningWithoutCardsIsAnError: a running job that holds no card
+// (model.Snapshot.Validate refuses it) is an error naming it, not a plan
+// and not a crash.
+func TestRunningWithoutCardsIsAnError(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	j := modeltest.Job("r").Cards(1).Limit(time.Hour).Build()
+	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0),
+		Running: []model.Running{modeltest.Running(j, now.Add(-time.Minute))}}
+	_, err := NewHuitianGreedy(DefaultConfig()).Plan(context.Background(), s)
+	if !errors.Is(err, model.ErrInvalid) || !strings.Contains(err.Error(), "running[0].cards") {
+		t.Fatalf("plan of a running job without cards: %v, want an invalid-input error naming running[0].cards", err)
 	}
 }
