@@ -614,21 +614,27 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		w.pending(j, model.PendingPolicy, w.p.Name+" does not backfill: waits behind "+w.waiting)
 		return
 	}
-	var cards []int
-	var out profile.Outcome
-	if w.brief {
-		// Nothing records why a job waits: whether it fits is enough.
-		var fits bool
-		if cards, fits = w.prof.FitNowAny(dur, req); !fits {
-			out = profile.NoCards // any failure: not read below
-		}
-	} else {
-		cards, out = w.prof.FitNow(dur, req)
-	}
+	// A job that opted out of backfill does not start while a job ahead
+	// of it waits, whether it fits or not: it is not placed (a deep
+	// queue's opted-out jobs were placed every cycle, to no use: most of
+	// the successful placements of a saturated replay's EASY walk).
 	optOut := w.waiting != "" && j.Backfill == model.BackfillOptOut
-	if out == profile.Fits && !optOut {
-		w.start(j, cards, dur)
-		return
+	out := profile.NoCards // read below only when the job is not opted out
+	if !optOut {
+		var cards []int
+		if w.brief {
+			// Nothing records why a job waits: whether it fits is enough.
+			var fits bool
+			if cards, fits = w.prof.FitNowAny(dur, req); fits {
+				out = profile.Fits
+			}
+		} else {
+			cards, out = w.prof.FitNow(dur, req)
+		}
+		if out == profile.Fits {
+			w.start(j, cards, dur)
+			return
+		}
 	}
 	if mayReserve && (w.p.Depth < 0 || w.reserved < w.p.Depth || w.beyondDepth) {
 		// A job that opted out of backfill starts no earlier than the
