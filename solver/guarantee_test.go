@@ -524,6 +524,60 @@ func TestYieldedForStaysBehind(t *testing.T) {
 	}
 }
 
+// TestMembershipFollowsMemory: one planner, the same snapshot, while
+// the memory learns and forgets that a job yielded for the head, that it
+// was preempted, and that the head holds a promise. A queued job's
+// membership is read once and carried between cycles (tagsOf); each plan
+// must see the memory as it is then, not as an earlier cycle read it.
+func TestMembershipFollowsMemory(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	back := modeltest.Job("back").Cards(4).Limit(60 * time.Minute).SubmitAfter(0).Build()
+	back.RequeueCount = 1
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).SubmitAfter(time.Minute).Build()
+	s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: []model.Job{back, head}}
+	h := NewHuitianGreedy(DefaultConfig())
+	promise := func() { h.Decided(s, &model.Decision{Reservations: []model.Reservation{{JobID: "head", Start: now}}}) }
+	for _, step := range []struct {
+		name  string
+		learn func()
+		want  string
+	}{
+		// A job not queued yielded for another: the queued jobs'
+		// membership is read from the first plan on.
+		{"nothing of these two known", func() {
+			h.Decided(s, &model.Decision{Preemptions: []model.Preemption{{JobID: "gone", Action: model.PreemptRequeue, ForJobID: "other"}}})
+		}, "back"},
+		{"back yielded for head", func() {
+			h.Decided(s, &model.Decision{Preemptions: []model.Preemption{{JobID: "back", Action: model.PreemptRequeue, ForJobID: "head"}}})
+		}, "head"},
+		{"head started elsewhere", func() {
+			h.Observe(model.Event{Kind: model.EventStarted, JobID: "head", Time: now, Alloc: model.Backfill})
+		}, "back"},
+		{"back preempted", func() { h.Observe(model.Event{Kind: model.EventPreempted, JobID: "back", Time: now}) }, "back"},
+		{"head promised", promise, "head"},
+		{"head's promise gone with its start", func() {
+			h.Observe(model.Event{Kind: model.EventStarted, JobID: "head", Time: now, Alloc: model.Backfill})
+		}, "back"},
+		{"head promised again", promise, "head"},
+		{"back finished", func() { h.Observe(model.Event{Kind: model.EventFinished, JobID: "back", Time: now}) }, "back"},
+		{"back preempted again", func() { h.Observe(model.Event{Kind: model.EventPreempted, JobID: "back", Time: now}) }, "head"},
+		{"head finished", func() { h.Observe(model.Event{Kind: model.EventFinished, JobID: "head", Time: now}) }, "back"},
+	} {
+		step.learn()
+		d, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var started []string
+		for _, st := range d.Starts {
+			started = append(started, st.JobID)
+		}
+		if !slices.Equal(started, []string{step.want}) {
+			t.Errorf("%s: started %v, want [%s]", step.name, started, step.want)
+		}
+	}
+}
+
 // endingJobWorld is one node of 8 cards an hour into the epoch: a
 // regular job (6 cards, ending in 5 minutes by its limit) and ann's
 // checkpointable backfill job bf (2 cards, 100 minutes left of its limit)

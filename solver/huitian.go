@@ -256,6 +256,7 @@ type cycle struct {
 	holder    []holder        // who holds each card now
 	running   []runningJob    // the running jobs, by index into s.Running
 	queued    []queuedJob     // the queued jobs' estimates once asked (queuedEst)
+	yfTargets map[string]bool // the jobs yielded for (tagsOf), once asked
 	startDist []estimate.Dist // runtime of jobs started this cycle
 	resv      []resv
 	classes   fragment.Classes
@@ -604,7 +605,7 @@ func (c *cycle) queuedEntry(k int) *estEntry {
 	e := m.entry
 	if e == nil {
 		e = c.h.estEntryOf(j)
-		*m = queuedMemo{id: j.ID, user: j.User, class: j.Class, cards: j.Cards, entry: e}
+		*m = queuedMemo{id: j.ID, user: j.User, class: j.Class, cards: j.Cards, entry: e, tags: m.tags}
 	} else {
 		c.h.fresh(e, j)
 	}
@@ -617,6 +618,17 @@ type queuedMemo struct {
 	id, user, class string
 	cards           int
 	entry           *estEntry
+	tags            memberTags
+}
+
+// memberTags is a queued job's membership in the memory's maps, as read
+// when memory.marks was mark-1 (0: never read).
+type memberTags struct {
+	mark      uint64
+	reserved  bool   // in firstReserved: it holds a head's promise
+	preempted bool   // back in the queue after a preemption
+	target    bool   // a job yielded its cards for it (a yieldedFor value)
+	yf        string // the job it yielded its cards for, if any
 }
 
 // matchQueued finds each queued job in the last cycle's memo, walking both
@@ -685,12 +697,14 @@ func (c *cycle) matchQueued() {
 }
 
 // take gives job j the entry the last cycle held for it, while its user,
-// class and card count are the same, and marks the last cycle's record
-// taken (an empty id: the buffer becomes the next cycle's).
+// class and card count are the same, and its membership tags (of its id
+// alone), and marks the last cycle's record taken (an empty id: the
+// buffer becomes the next cycle's).
 func take(dst, e *queuedMemo, j *model.Job) {
 	if e.entry != nil && e.user == j.User && e.class == j.Class && e.cards == j.Cards {
 		*dst = *e
 	}
+	dst.tags = e.tags
 	e.id = ""
 }
 

@@ -340,50 +340,46 @@ func (c *cycle) saturated() bool {
 // each job is emitted once.
 func (c *cycle) behindTheirHeads(order []int) []int {
 	m := &c.h.mem
-	yf := m.yieldedFor
-	// The last position of a promised head, and whether a job back from a
-	// preemption is ahead of it (lookups, no map of the queue: most
-	// cycles of a long replay have such jobs in memory, few in the queue).
-	promised, back := -1, false
-	if len(m.preempted) > 0 && len(m.firstReserved) > 0 {
-		firstBack := -1
-		for n, k := range order {
-			id := c.s.Queued[k].ID
-			if _, ok := m.firstReserved[id]; ok {
-				promised = n
-			}
-			if firstBack < 0 && m.preempted[id] {
-				firstBack = n
-			}
-		}
-		back = firstBack >= 0 && firstBack < promised
-	}
-	if len(yf) == 0 && !back {
+	if len(m.yieldedFor) == 0 && (len(m.preempted) == 0 || len(m.firstReserved) == 0) {
 		return order
 	}
-	// The positions of the jobs yielded for (yf's values), found in one
-	// pass: a map of the whole queue by ID was a tenth of a deep queue's
-	// cycle in a million-job replay.
-	at := make(map[string]int, len(yf)) // job yielded for → position in order, -1 when not queued
-	for _, f := range yf {
-		at[f] = -1
-	}
+	// The last position of a promised head, whether a job back from a
+	// preemption is ahead of it, and the positions of the jobs yielded
+	// for, from each job's tags: no lookup of a deep
+	// queue's every id in the memory's maps each cycle (a tenth of a
+	// million-job replay's cycle when it was two maps a job, twice).
+	promised, firstBack := -1, -1
+	var at map[string]int // job yielded for → position in order
 	for n, k := range order {
-		if _, ok := at[c.s.Queued[k].ID]; ok {
+		t := c.tagsOf(k)
+		if t.reserved {
+			promised = n
+		}
+		if firstBack < 0 && t.preempted {
+			firstBack = n
+		}
+		if t.target {
+			if at == nil {
+				at = map[string]int{}
+			}
 			at[c.s.Queued[k].ID] = n
 		}
+	}
+	back := firstBack >= 0 && firstBack < promised
+	if at == nil && !back {
+		return order
 	}
 	var behind map[int][]int // position of a target → the positions to put after it
 	moved := make([]bool, len(order))
 	for n, k := range order {
-		id := c.s.Queued[k].ID
+		t := &c.memo[k].tags
 		target := -1
-		if f, ok := yf[id]; ok {
-			if t := at[f]; t > n {
-				target = t
+		if t.yf != "" {
+			if p, ok := at[t.yf]; ok && p > n {
+				target = p
 			}
 		}
-		if back && m.preempted[id] && promised > max(n, target) {
+		if back && t.preempted && promised > max(n, target) {
 			target = promised
 		}
 		if target >= 0 {
@@ -411,6 +407,29 @@ func (c *cycle) behindTheirHeads(order []int) []int {
 		}
 	}
 	return out
+}
+
+// tagsOf returns queued job k's membership in the memory's maps: carried
+// from the last cycle while no membership changed since (memory.marks),
+// else looked up.
+func (c *cycle) tagsOf(k int) memberTags {
+	m, t := &c.h.mem, &c.memo[k].tags
+	if t.mark == m.marks+1 {
+		return *t
+	}
+	id := c.s.Queued[k].ID
+	_, reserved := m.firstReserved[id]
+	*t = memberTags{mark: m.marks + 1, reserved: reserved, preempted: m.preempted[id], yf: m.yieldedFor[id]}
+	if len(m.yieldedFor) > 0 {
+		if c.yfTargets == nil {
+			c.yfTargets = make(map[string]bool, len(m.yieldedFor))
+			for _, f := range m.yieldedFor {
+				c.yfTargets[f] = true
+			}
+		}
+		t.target = c.yfTargets[id]
+	}
+	return *t
 }
 
 // contracts are the running backfill jobs that must go: those an earlier

@@ -40,6 +40,12 @@ type memory struct {
 	// preempted: jobs preempted since they last started; their partial runs
 	// do not teach the runtime history.
 	preempted map[string]bool
+	// marks counts the changes to who is in firstReserved, preempted and
+	// yieldedFor (a key added or removed, a job yielded for another one):
+	// a queued job's membership read at one count holds while it stays
+	// (queuedMemo.tags), so that a deep queue's jobs are not looked up in
+	// those maps every cycle.
+	marks uint64
 
 	lastNow                          time.Time
 	lastIdle, lastBackfill, lastBusy int
@@ -63,10 +69,10 @@ func (h *Huitian) Observe(e model.Event) {
 	switch e.Kind {
 	case model.EventStarted:
 		delete(m.yielding, e.JobID)
-		delete(m.yieldedFor, e.JobID)
+		m.dropYieldedFor(e.JobID)
 		for j, f := range m.yieldedFor {
 			if f == e.JobID {
-				delete(m.yieldedFor, j)
+				m.dropYieldedFor(j)
 			}
 		}
 		if first, ok := m.firstReserved[e.JobID]; ok {
@@ -74,19 +80,29 @@ func (h *Huitian) Observe(e model.Event) {
 				m.tuner.MainWait(h.cfg.Tune, e.Time.Sub(first))
 			}
 			delete(m.firstReserved, e.JobID)
+			m.marks++
 		}
 	case model.EventPreempted:
-		m.preempted[e.JobID] = true
+		if !m.preempted[e.JobID] {
+			m.preempted[e.JobID] = true
+			m.marks++
+		}
 		delete(m.window, e.JobID)
 		delete(m.yielding, e.JobID)
 		m.tuner.Backfill(h.cfg.Tune, false, e.Time)
 	case model.EventFinished:
 		wasPreempted := m.preempted[e.JobID]
-		delete(m.preempted, e.JobID)
-		delete(m.firstReserved, e.JobID)
+		if wasPreempted {
+			delete(m.preempted, e.JobID)
+			m.marks++
+		}
+		if _, ok := m.firstReserved[e.JobID]; ok {
+			delete(m.firstReserved, e.JobID)
+			m.marks++
+		}
 		delete(m.window, e.JobID)
 		delete(m.yielding, e.JobID)
-		delete(m.yieldedFor, e.JobID)
+		m.dropYieldedFor(e.JobID)
 		if e.Alloc == model.Backfill && !wasPreempted {
 			m.tuner.Backfill(h.cfg.Tune, true, e.Time)
 		}
@@ -113,6 +129,7 @@ func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 		r := d.Reservations[0]
 		if _, ok := m.firstReserved[r.JobID]; !ok {
 			m.firstReserved[r.JobID] = r.Start
+			m.marks++
 		}
 	}
 	for _, st := range d.Starts {
@@ -125,8 +142,9 @@ func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 		if t, ok := m.yielding[p.JobID]; !ok || gone.Before(t) {
 			m.yielding[p.JobID] = gone
 		}
-		if p.ForJobID != "" {
+		if f, ok := m.yieldedFor[p.JobID]; p.ForJobID != "" && (!ok || f != p.ForJobID) {
 			m.yieldedFor[p.JobID] = p.ForJobID
+			m.marks++
 		}
 	}
 	busy := 0
@@ -147,6 +165,14 @@ func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 	m.lastIdle = d.Stats.IdleCards
 	m.lastBackfill = d.Stats.BackfillCards
 	m.lastBusy = busy
+}
+
+// dropYieldedFor forgets whom job yielded for, if anyone.
+func (m *memory) dropYieldedFor(job string) {
+	if _, ok := m.yieldedFor[job]; ok {
+		delete(m.yieldedFor, job)
+		m.marks++
+	}
 }
 
 // lostTo returns the card-seconds the decision's preemptions will lose: a

@@ -166,6 +166,7 @@ func (h *Huitian) UnmarshalMemory(b []byte) error {
 	h.mem = memory{
 		hist: hist, tuner: sm.Tuner, firstReserved: first, window: window, yielding: yielding, yieldedFor: yieldedFor, preempted: preempted,
 		lastNow: sm.LastNow, lastIdle: sm.LastIdle, lastBackfill: sm.LastBackfill, lastBusy: sm.LastBusy,
+		marks: h.mem.marks + 1, // every membership read before is stale
 	}
 	h.est, h.estKept = nil, 0
 	return nil
