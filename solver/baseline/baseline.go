@@ -96,14 +96,19 @@ func (pl *Planner) take() *loadState {
 // Plan plans one cycle. The snapshot must be valid (model.Snapshot.Validate);
 // Plan does not modify it.
 //
-// The context bounds the work: Plan checks it before each queued job. When
-// it is cancelled (the caller left), Plan stops and returns its error.
-// When its deadline (the time budget) passes, Plan still completes the
-// main pass and the head's reservation (the jobs in queue order up to and
-// including the first one that waits), since a decision without them is no
-// decision; past that it stops, every job not yet considered pending with
-// a message saying so, Stats.BudgetCut counting them and Stats.Fallback
-// set. Conservative thus reserves as deep as time allowed.
+// The context bounds the work: Plan checks it before each queued job and
+// inside a reservation's sweep. When it is cancelled (the caller left),
+// Plan stops and returns its error. When its deadline (the time budget)
+// passes, Plan stops at the next check once it has considered the first
+// job in queue order (so that every plan decides something): the
+// decision is the full plan's on the jobs considered so far — the main
+// pass as far as it got, then the head's reservation, then backfill or
+// deeper reservations — and every job not considered is pending with a
+// message saying so, Stats.BudgetCut counting them and Stats.Fallback
+// set. Conservative thus reserves as deep as time allowed; a main pass
+// that starts thousands of jobs (a wave of completions at 65,536 cards)
+// starts the rest in the next cycles, as a scheduler's own time-bounded
+// main loop does, instead of answering past the budget.
 func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	return pl.PlanPrepared(ctx, s, Prepared{Order: QueueOrder(s.Queued)})
 }
@@ -411,16 +416,17 @@ type walker struct {
 	cur      int   // the queued index of the job under consideration
 	mainOnly bool  // stop after the main pass (Planner.Main)
 	brief    bool  // no pending list (Planner.PlanBrief, Main)
+	// considered: a job was considered, so the deadline may stop the walk.
+	considered bool
 	// beyondDepth lets consider reserve past the depth (reserveLarge).
 	beyondDepth bool
 	large       int // reservations made beyond the depth
 }
 
 // next says whether to consider one more job: not once the context is
-// cancelled, nor past its deadline once the head waits (the main pass and
-// the head's reservation are always completed). Jobs left over are
-// pending, counted in Stats.BudgetCut, and the stats say the plan fell
-// back.
+// cancelled, nor past its deadline once a job was considered. Jobs left
+// over are pending, counted in Stats.BudgetCut, and the stats say the
+// plan fell back.
 func (w *walker) next(j *model.Job) bool {
 	if w.stop() {
 		w.cut(j)
@@ -430,10 +436,11 @@ func (w *walker) next(j *model.Job) bool {
 }
 
 // stop says whether the walk stops here, and notes why: once the context
-// is cancelled, or past its deadline once the head waits.
+// is cancelled, or past its deadline once a job was considered (the
+// first job's own sweep is completed).
 func (w *walker) stop() bool {
 	if w.stopped == nil {
-		if err := Done(w.ctx); err != nil && (w.waiting != "" || !errors.Is(err, context.DeadlineExceeded)) {
+		if err := Done(w.ctx); err != nil && (w.considered || !errors.Is(err, context.DeadlineExceeded)) {
 			w.stopped = err
 			w.d.Stats.Fallback = true
 		}
@@ -459,6 +466,7 @@ func (w *walker) run(order []int) {
 		w.cur = order[i]
 		if w.next(&q[order[i]]) {
 			w.consider(&q[order[i]], true)
+			w.considered = true
 		}
 	}
 	if w.mainOnly {
