@@ -345,9 +345,9 @@ func (c *cycle) behindTheirHeads(order []int) []int {
 	}
 	// The last position of a promised head, whether a job back from a
 	// preemption is ahead of it, and the positions of the jobs yielded
-	// for, from each job's tags: no lookup of a deep
-	// queue's every id in the memory's maps each cycle (a tenth of a
-	// million-job replay's cycle when it was two maps a job, twice).
+	// for, from each job's tags (tagsOf): a deep queue's every id was
+	// looked up in two to four of the memory's maps, twice a cycle (7.6%
+	// of a 700,000-job replay).
 	promised, firstBack := -1, -1
 	var at map[string]int // job yielded for → position in order
 	for n, k := range order {
