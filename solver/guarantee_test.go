@@ -510,10 +510,7 @@ func TestYieldedForStaysBehind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var started []string
-		for _, st := range d.Starts {
-			started = append(started, st.JobID)
-		}
+		started := startedIDs(d)
 		want := []string{"head"}
 		if !yielded {
 			want = []string{"back"} // first in the queue, as any job
@@ -568,10 +565,7 @@ func TestMembershipFollowsMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var started []string
-		for _, st := range d.Starts {
-			started = append(started, st.JobID)
-		}
+		started := startedIDs(d)
 		if !slices.Equal(started, []string{step.want}) {
 			t.Errorf("%s: started %v, want [%s]", step.name, started, step.want)
 		}
@@ -699,10 +693,7 @@ func TestPreemptedStaysBehindPromisedHead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var started []string
-		for _, st := range d.Starts {
-			started = append(started, st.JobID)
-		}
+		started := startedIDs(d)
 		if !slices.Equal(started, []string{tc.want}) {
 			t.Errorf("preempted %v, promised %v: started %v, want %s", tc.preempted, tc.promised, started, tc.want)
 		}
@@ -736,4 +727,13 @@ func TestPromiseKeptWhenJobEndsSoon(t *testing.T) {
 			t.Errorf("the head's reservation %+v misses its promise %v", d.Reservations, promise)
 		}
 	}
+}
+
+// startedIDs lists the jobs a decision starts, in its order.
+func startedIDs(d *model.Decision) []string {
+	var ids []string
+	for _, st := range d.Starts {
+		ids = append(ids, st.JobID)
+	}
+	return ids
 }
