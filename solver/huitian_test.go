@@ -281,6 +281,42 @@ func TestOlderRunningEstimateRefreshed(t *testing.T) {
 	})
 }
 
+// TestDroppedEntriesRejoinTheCache: estimate entries a sweep dropped from
+// the cache while running and queued jobs kept them are, once the history
+// moves past them, computed once per user, class and card count and
+// shared again through the cache, and the plan is a fresh planner's.
+func TestDroppedEntriesRejoinTheCache(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		if len(s.Running) == 0 {
+			t.Skip("no running job")
+		}
+		if _, err := h.Plan(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		clear(h.est) // a sweep that dropped every entry the jobs keep
+		// Every running job's user, class and card count learns enough
+		// runtimes (the default MinSamples, 8) that no entry is current.
+		for i := range s.Running {
+			for n := range 9 {
+				j := s.Running[i].Job
+				j.ID = fmt.Sprintf("past%d.%d", i, n)
+				start := s.Now.Add(-time.Hour)
+				h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start,
+					Time: start.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "run")) * time.Second), Exit: model.ExitCompleted})
+			}
+		}
+		planAsFresh(t, h, twin(t, h), s, "after a sweep: ")
+		for i := range s.Running {
+			j := &s.Running[i].Job
+			re := &h.runSlots[h.runIdxs[i]]
+			if want := h.est[estKey{j.User, j.Class, j.Cards}]; re.entry != want {
+				t.Fatalf("running %s (%s, %s, %d cards) keeps entry %p, the cache holds %p", j.ID, j.User, j.Class, j.Cards, re.entry, want)
+			}
+		}
+	})
+}
+
 // planAsFresh plans s with h, which planned before, and with fresh, a
 // twin with no caches, and fails unless they decide the same.
 func planAsFresh(t *rapid.T, h, fresh *Huitian, s *model.Snapshot, what string) {
