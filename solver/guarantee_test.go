@@ -629,15 +629,16 @@ func TestEndingJobNotToldToYield(t *testing.T) {
 
 // TestFreeBoundChangesNothing: the guarantee skips a try when too few
 // cards can be free by the last start it would accept, or too few on one
-// node (on enough nodes) for a head that needs them so (mayBeFree); over
-// random worlds it decides exactly what planning every try decides.
+// node (on enough nodes), or under one switch, for a head that needs them
+// so (mayBeFree); over random worlds it decides exactly what planning
+// every try decides.
 func TestFreeBoundChangesNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, h := randomWorld(t)
 		per := len(s.Cluster.Nodes[0].Cards)
 		for i := range s.Queued {
 			j := &s.Queued[i]
-			switch rapid.IntRange(0, 2).Draw(t, "shape") {
+			switch rapid.IntRange(0, 4).Draw(t, "shape") {
 			case 1:
 				if j.Cards <= per {
 					j.Topology = model.TopologySameNode
@@ -645,6 +646,15 @@ func TestFreeBoundChangesNothing(t *testing.T) {
 			case 2:
 				if p := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "per"); p <= per && j.Cards%p == 0 {
 					j.CardsPerNode = p
+				}
+			case 3:
+				j.Topology = model.TopologySameSwitch
+				if p := rapid.SampledFrom([]int{0, 1, 2, 4, 8}).Draw(t, "switchPer"); p <= per && j.Cards%max(p, 1) == 0 {
+					j.CardsPerNode = p
+				}
+			case 4:
+				if j.Cards <= per {
+					j.Topology = model.TopologySameIsland
 				}
 			}
 		}

@@ -208,8 +208,9 @@ type Huitian struct {
 	needs []string
 	// noFreeBound makes the guarantee plan every try (tests: the bound
 	// must never change a decision).
-	noFreeBound bool
-	heldPer     []int32 // mayBeFree's cards held per node
+	noFreeBound   bool
+	heldPer       []int32 // mayBeFree's cards held per node
+	freePerSwitch []int   // mayBeFree's free cards (or whole nodes) per switch
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit

@@ -194,25 +194,30 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 // mayBeFree says whether the head's cards (req) can all be free at t
 // (seconds from now) when running job i holds its cards until until[i]:
 // at most every card but those of the jobs still holding them then is,
-// and a head that needs its cards on one node (or PerNode of them on each
-// of its nodes) needs a node (enough nodes) with that many. A head start
-// needs its cards free; the main pass's starts only take more of them.
-// On hgx:128, a 64-card gang of whole nodes often finds enough cards
-// free by then and not eight whole nodes: the try is not planned.
+// and a head that needs its cards on one node (or one island of one, or
+// PerNode of them on each of its nodes) needs a node (enough nodes) with
+// that many; one that needs one switch needs them all under one switch
+// (a node that names none is a switch of its own, as placement has it).
+// A head start needs its cards free; the main pass's starts only take
+// more of them. On hgx:128, a 64-card gang of whole nodes often finds
+// enough cards free by then and not eight whole nodes; at 65,536 cards,
+// a 256-card gang of one switch finds 32 whole nodes free across the
+// cluster and not under one switch: the try is not planned.
 func (c *cycle) mayBeFree(until []int64, t int64, req profile.Request) bool {
 	if t < 0 {
 		return false
 	}
 	perNode, nodes := 0, 0
 	switch {
-	case req.Topology == model.TopologySameNode:
+	case req.Topology == model.TopologySameNode || req.Topology == model.TopologySameIsland:
 		perNode, nodes = req.Cards, 1
 	case req.PerNode > 0:
 		perNode, nodes = req.PerNode, req.Cards/req.PerNode
 	}
+	oneSwitch := req.Topology == model.TopologySameSwitch
 	n := len(c.lay.Cards)
 	var held []int32 // cards held past t, per node
-	if perNode > 0 {
+	if perNode > 0 || oneSwitch {
 		held = resized(&c.h.heldPer, len(c.lay.Nodes))
 		clear(held)
 	}
@@ -230,11 +235,37 @@ func (c *cycle) mayBeFree(until []int64, t int64, req profile.Request) bool {
 	if n < req.Cards || held == nil {
 		return n >= req.Cards
 	}
+	if !oneSwitch {
+		for k, nd := range c.lay.Nodes {
+			if nd.Len-int(held[k]) >= perNode {
+				if nodes--; nodes <= 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	// Per switch: the nodes with PerNode free (or the cards free), and
+	// each node without a switch alone.
+	per := resized(&c.h.freePerSwitch, len(c.lay.Switches))
+	clear(per)
 	for k, nd := range c.lay.Nodes {
-		if nd.Len-int(held[k]) >= perNode {
-			if nodes--; nodes <= 0 {
+		free := nd.Len - int(held[k])
+		if perNode > 0 {
+			free = b2i(free >= perNode)
+		}
+		need := req.Cards
+		if perNode > 0 {
+			need = nodes
+		}
+		if nd.Switch < 0 {
+			if free >= need {
 				return true
 			}
+			continue
+		}
+		if per[nd.Switch] += free; per[nd.Switch] >= need {
+			return true
 		}
 	}
 	return false
