@@ -138,19 +138,14 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		// The main pass alone says where the head would start, and most
 		// tries gain too little to keep: plan the rest only for one kept,
 		// or when the head was left to the backfill pass.
-		m, err := h.core.Main(ctx, s, alt)
-		if err != nil {
-			return nil, nil, false
-		}
-		t1, decided := int64(0), startsJob(m, head.JobID)
-		if !decided && len(m.Reservations) > 0 && m.Reservations[0].JobID == head.JobID {
-			t1, decided = baseline.Rel(s.Now, m.Reservations[0].Start), true
-		}
-		if decided && !keep(t1) {
-			return nil, nil, false
-		}
-		d, b, err := h.core.PlanBrief(ctx, s, alt)
-		if err != nil {
+		d, b, full, err := h.core.MainThen(ctx, s, alt, func(m *model.Decision) bool {
+			t1, decided := int64(0), startsJob(m, head.JobID)
+			if !decided && len(m.Reservations) > 0 && m.Reservations[0].JobID == head.JobID {
+				t1, decided = baseline.Rel(s.Now, m.Reservations[0].Start), true
+			}
+			return !decided || keep(t1)
+		})
+		if err != nil || !full {
 			return nil, nil, false
 		}
 		if startsJob(d, head.JobID) {
@@ -163,7 +158,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		if len(d.Reservations) == 0 || d.Reservations[0].JobID != head.JobID {
 			return nil, nil, false
 		}
-		if t1 = baseline.Rel(s.Now, d.Reservations[0].Start); !keep(t1) {
+		if t1 := baseline.Rel(s.Now, d.Reservations[0].Start); !keep(t1) {
 			return nil, nil, false
 		}
 		c.core, c.waiting = b, b.Waiting

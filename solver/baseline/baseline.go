@@ -146,7 +146,7 @@ const Slots = 3
 
 // PlanPrepared is Plan with what was prepared.
 func (pl *Planner) PlanPrepared(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
-	d, _, err := pl.plan(ctx, s, prep, walkFull)
+	d, _, err := pl.plan(ctx, s, prep, walkFull, nil)
 	return d, err
 }
 
@@ -169,7 +169,7 @@ type Brief struct {
 // reservations alone: the decision lists no pending jobs (a deep queue's
 // list and messages were most of what a plan allocated).
 func (pl *Planner) PlanBrief(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, Brief, error) {
-	d, w, err := pl.plan(ctx, s, prep, walkBrief)
+	d, w, err := pl.plan(ctx, s, prep, walkBrief, nil)
 	if err != nil {
 		return nil, Brief{}, err
 	}
@@ -183,8 +183,27 @@ func (pl *Planner) PlanBrief(ctx context.Context, s *model.Snapshot, prep Prepar
 // (Params.LargeDepth) that follow the main pass. It is for a caller that needs
 // only the head's start, such as a what-if of a preemption.
 func (pl *Planner) Main(ctx context.Context, s *model.Snapshot, prep Prepared) (*model.Decision, error) {
-	d, _, err := pl.plan(ctx, s, prep, walkMain)
+	d, _, err := pl.plan(ctx, s, prep, walkMain, nil)
 	return d, err
+}
+
+// MainThen is Main, then, when more says so of Main's decision, the rest
+// of PlanBrief's walk on from there: PlanBrief's decision and brief and
+// full true, or Main's decision and full false. It is Main followed by
+// PlanBrief on the same snapshot and preparation, for a caller that
+// decides from the main pass whether it needs the whole plan, without
+// loading the profile and walking the main pass twice (at 65,536 cards,
+// half of such a what-if). more must not keep or modify the decision it
+// is given: the walk goes on filling it.
+func (pl *Planner) MainThen(ctx context.Context, s *model.Snapshot, prep Prepared, more func(main *model.Decision) bool) (d *model.Decision, b Brief, full bool, err error) {
+	d, w, err := pl.plan(ctx, s, prep, walkBrief, more)
+	if err != nil {
+		return nil, Brief{}, false, err
+	}
+	if w.mainOnly {
+		return d, Brief{}, false, nil
+	}
+	return d, Brief{Waiting: w.waiting, Starts: w.startIdx, Reservations: w.resvIdx, Large: w.large}, true, nil
 }
 
 // walkMode is how much of a plan a walk makes.
@@ -196,7 +215,9 @@ const (
 	walkMain                  // no pending list, and no backfill pass
 )
 
-func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mode walkMode) (*model.Decision, *walker, error) {
+// plan walks the queue in the given mode; more, when not nil, is asked
+// after the main pass whether to go on (MainThen).
+func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mode walkMode, more func(*model.Decision) bool) (*model.Decision, *walker, error) {
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, nil, err
 	}
@@ -219,7 +240,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	prof := st.ld[prep.Slot].load(s, prep.Cards, until, pl.FromScratch)
 	prof.SetAlignEnds(pl.P.AlignEnds)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, brief: mode != walkFull || s.Options.Brief}
+	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief}
 	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
 		d.Pending = make([]model.Pending, 0, len(s.Queued))
@@ -415,7 +436,10 @@ type walker struct {
 	resvIdx  []int // the queued index of each entry of d.Reservations
 	cur      int   // the queued index of the job under consideration
 	mainOnly bool  // stop after the main pass (Planner.Main)
-	brief    bool  // no pending list (Planner.PlanBrief, Main)
+	// more, when not nil, says after the main pass whether to go on
+	// (Planner.MainThen); mainOnly is set when it says no.
+	more  func(*model.Decision) bool
+	brief bool // no pending list (Planner.PlanBrief, Main)
 	// considered: a job was considered, so the deadline may stop the walk.
 	considered bool
 	// beyondDepth lets consider reserve past the depth (reserveLarge).
@@ -470,6 +494,10 @@ func (w *walker) run(order []int) {
 		}
 	}
 	if w.mainOnly {
+		return
+	}
+	if w.more != nil && !w.more(w.d) {
+		w.mainOnly = true
 		return
 	}
 	rest := order[i:]

@@ -303,6 +303,48 @@ func TestMainIsPlansMainPass(t *testing.T) {
 	})
 }
 
+// TestMainThenIsMainThenPlanBrief: MainThen asks more about Main's
+// decision, and returns it when more says no, or PlanBrief's decision and
+// brief when it says yes.
+func TestMainThenIsMainThenPlanBrief(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, pl, prep := drawPrepared(t)
+		m, err := pl.Main(context.Background(), s, prep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		brief, b, err := pl.PlanBrief(context.Background(), s, prep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		goOn := rapid.Bool().Draw(t, "more")
+		asked := 0
+		d, gb, full, err := pl.MainThen(context.Background(), s, prep, func(main *model.Decision) bool {
+			asked++
+			if diff := cmp.Diff(m, main, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("more was given another decision than Main's (-main +given):\n%s", diff)
+			}
+			return goOn
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asked != 1 || full != goOn {
+			t.Fatalf("more asked %d times, full %v, want once and %v", asked, full, goOn)
+		}
+		want, wantBrief := m, Brief{}
+		if goOn {
+			want, wantBrief = brief, b
+		}
+		if diff := cmp.Diff(want, d, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("MainThen (more %v) decided otherwise (-want +got):\n%s", goOn, diff)
+		}
+		if diff := cmp.Diff(wantBrief, gb, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("MainThen (more %v): brief differs (-want +got):\n%s", goOn, diff)
+		}
+	})
+}
+
 // TestByPositionIsAStableSort: ByPosition orders as a stable sort by
 // position does, repeated positions included.
 func TestByPositionIsAStableSort(t *testing.T) {
