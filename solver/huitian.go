@@ -210,6 +210,7 @@ type Huitian struct {
 	// must never change a decision).
 	noFreeBound   bool
 	heldPer       []int32 // mayBeFree's cards held per node
+	allUntil      []int64 // allYield's busy times
 	freePerSwitch []int   // mayBeFree's free cards (or whole nodes) per switch
 }
 
