@@ -209,9 +209,10 @@ type Huitian struct {
 	// noFreeBound makes the guarantee plan every try (tests: the bound
 	// must never change a decision).
 	noFreeBound   bool
-	heldPer       []int32 // mayBeFree's cards held per node
-	allUntil      []int64 // allYield's busy times
-	freePerSwitch []int   // mayBeFree's free cards (or whole nodes) per switch
+	heldPer       []int32   // mayBeFree's cards held per node
+	allUntil      []int64   // allYield's busy times
+	candBuf       []yielder // yieldCandidates' list
+	freePerSwitch []int     // mayBeFree's free cards (or whole nodes) per switch
 }
 
 // NewHuitianGreedy returns the huitian planner with greedy best-fit

@@ -91,27 +91,22 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 		// the plan).
 		k := b2i(requeue)
 		adds := &c.yieldable[k]
-		if !c.yieldAsked[k] && !keepPromise && !h.noFreeBound {
-			// Which jobs may yield asks each whether it ends soon (its
-			// median remaining time: every running job's distribution
-			// read, 5 ms of a plan at 65,536 cards). First the bound
-			// with every job that can yield told to, which no try
-			// beats: most tries end here.
-			if !c.mayBeFree(c.allYield(prep.Until, planned, requeue), last, headReq) {
+		if !c.yieldAsked[k] {
+			cands := c.yieldCandidates(planned, requeue)
+			if !keepPromise && !h.noFreeBound && !c.mayBeFree(c.allYield(prep.Until, cands), last, headReq) {
+				// Which of them may yield asks each whether it ends
+				// soon (its median remaining time: every running
+				// job's distribution read, 5 ms of a plan at 65,536
+				// cards). First the bound with every one of them told
+				// to, which no try beats: most tries end here.
 				return nil, nil, false
 			}
-		}
-		if !c.yieldAsked[k] {
 			c.yieldAsked[k] = true
 			*adds = h.yieldBuf[k][:0]
 			defer func() { h.yieldBuf[k] = *adds }() // grown: the next cycle's buffer
-			for i := range s.Running {
-				r := &s.Running[i]
-				if _, ok := planned[i]; ok || r.Kind != model.Backfill {
-					continue
-				}
-				if rel := preempt.ReleaseOf(h.cfg.Preempt, r, s.Now, requeue); rel.OK && (keepPromise || !c.endsSoon(i)) {
-					*adds = append(*adds, yielder{i, rel})
+			for _, y := range cands {
+				if keepPromise || !c.endsSoon(y.i) {
+					*adds = append(*adds, y)
 				}
 			}
 		}
@@ -556,24 +551,36 @@ func (c *cycle) withReleases(base []int64, rel map[int]preempt.Release) []int64 
 	return out
 }
 
-// allYield returns until (each running job's busy time, seconds from
-// now) with every backfill job not in planned that can yield (requeued
-// too when requeue) ending when it must have, or at its own busy time
-// when that is sooner: no try of the guarantee frees more cards sooner,
-// so a head that cannot be free by a time with it cannot in any try
-// (mayBeFree). The slice is the planner's buffer.
-func (c *cycle) allYield(until []int64, planned map[int]preempt.Release, requeue bool) []int64 {
-	out := append(c.h.allUntil[:0], until...)
-	c.h.allUntil = out
+// yieldCandidates are the backfill jobs not in planned that can yield
+// (requeued too when requeue), in running order, with how each would: the
+// planner's buffer.
+func (c *cycle) yieldCandidates(planned map[int]preempt.Release, requeue bool) []yielder {
+	out := c.h.candBuf[:0]
 	for i := range c.s.Running {
 		r := &c.s.Running[i]
 		if _, ok := planned[i]; ok || r.Kind != model.Backfill {
 			continue
 		}
 		if rel := preempt.ReleaseOf(c.h.cfg.Preempt, r, c.s.Now, requeue); rel.OK {
-			if u, ok := c.releasedUntil(i, rel); ok {
-				out[i] = min(out[i], u)
-			}
+			out = append(out, yielder{i, rel})
+		}
+	}
+	c.h.candBuf = out
+	return out
+}
+
+// allYield returns until (each running job's busy time, seconds from
+// now) with every job of cands ending when it must have, or at its own
+// busy time when that is sooner: no try of the guarantee, which tells
+// some of them to yield, frees more cards sooner, so a head that cannot
+// be free by a time with it cannot in any try (mayBeFree). The slice is
+// the planner's buffer.
+func (c *cycle) allYield(until []int64, cands []yielder) []int64 {
+	out := append(c.h.allUntil[:0], until...)
+	c.h.allUntil = out
+	for _, y := range cands {
+		if u, ok := c.releasedUntil(y.i, y.rel); ok {
+			out[y.i] = min(out[y.i], u)
 		}
 	}
 	return out
