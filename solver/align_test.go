@@ -34,7 +34,7 @@ func observeRuntimes(h *Huitian, runtimes []time.Duration, limit func(time.Durat
 	for k, rt := range runtimes {
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Cards(1).Limit(limit(rt)).Build()
 		start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
-		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(rt), Exit: model.ExitCompleted})
+		observeFinished(h, j, start, rt)
 	}
 }
 

@@ -177,7 +177,7 @@ func saturationWorld(fillers int) (*model.Snapshot, *Huitian) {
 	for k := range 20 {
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Cards(1).Limit(4 * time.Hour).Build()
 		start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
-		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(20 * time.Minute), Exit: model.ExitCompleted})
+		observeFinished(h, j, start, 20*time.Minute)
 	}
 	return s, h
 }
@@ -248,7 +248,7 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Limit(2 * time.Hour).Build()
 		start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
 		run := time.Duration(10+5*k) * time.Minute
-		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(run), Exit: model.ExitCompleted})
+		observeFinished(h, j, start, run)
 	}
 	for _, id := range []string{"w1", "w2", "ck"} {
 		h.mem.window[id] = now.Add(30 * time.Minute)
@@ -593,7 +593,7 @@ func observeRuns(h *Huitian, user string, run time.Duration) {
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(user).Cards(2).Limit(110 * time.Minute).Build()
 		start := modeltest.Epoch.Add(time.Duration(k-40) * time.Hour)
 		took := run + time.Duration(k%5)*time.Minute
-		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(took), Exit: model.ExitCompleted})
+		observeFinished(h, j, start, took)
 	}
 }
 

@@ -249,14 +249,14 @@ func (c *cycle) mayBeFree(until []int64, t int64, req profile.Request) bool {
 	// each node without a switch alone.
 	per := resized(&c.h.freePerSwitch, len(c.lay.Switches))
 	clear(per)
+	need := req.Cards
+	if perNode > 0 {
+		need = nodes
+	}
 	for k, nd := range c.lay.Nodes {
 		free := nd.Len - int(held[k])
 		if perNode > 0 {
 			free = b2i(free >= perNode)
-		}
-		need := req.Cards
-		if perNode > 0 {
-			need = nodes
 		}
 		if nd.Switch < 0 {
 			if free >= need {

@@ -80,7 +80,7 @@ func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(rapid.SampledFrom(users).Draw(t, "hu")).Limit(lim).Build()
 		start := modeltest.Epoch.Add(time.Duration(k) * time.Minute)
 		run := time.Duration(rapid.Float64Range(0.05, 1).Draw(t, "hratio") * float64(lim))
-		h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(run), Exit: model.ExitCompleted})
+		observeFinished(h, j, start, run)
 	}
 	// Some queued jobs were first reserved long ago (past the threshold).
 	for _, j := range s.Queued {
@@ -269,8 +269,7 @@ func TestOlderRunningEstimateRefreshed(t *testing.T) {
 			j := s.Running[n%len(s.Running)].Job
 			j.ID = fmt.Sprintf("past%d", n)
 			start := s.Now.Add(-time.Hour)
-			h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start,
-				Time: start.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "run")) * time.Second), Exit: model.ExitCompleted})
+			observeFinished(h, j, start, time.Duration(rapid.IntRange(1, 120).Draw(t, "run"))*time.Second)
 		}
 		empty := *s
 		empty.Running = nil
@@ -302,8 +301,7 @@ func TestDroppedEntriesRejoinTheCache(t *testing.T) {
 				j := s.Running[i].Job
 				j.ID = fmt.Sprintf("past%d.%d", i, n)
 				start := s.Now.Add(-time.Hour)
-				h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start,
-					Time: start.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "run")) * time.Second), Exit: model.ExitCompleted})
+				observeFinished(h, j, start, time.Duration(rapid.IntRange(1, 120).Draw(t, "run"))*time.Second)
 			}
 		}
 		planAsFresh(t, h, twin(t, h), s, "after a sweep: ")
@@ -315,6 +313,12 @@ func TestDroppedEntriesRejoinTheCache(t *testing.T) {
 			}
 		}
 	})
+}
+
+// observeFinished tells h that job j, started at start, completed after
+// run.
+func observeFinished(h *Huitian, j model.Job, start time.Time, run time.Duration) {
+	h.Observe(model.Event{Kind: model.EventFinished, JobID: j.ID, Job: &j, Start: start, Time: start.Add(run), Exit: model.ExitCompleted})
 }
 
 // planAsFresh plans s with h, which planned before, and with fresh, a
