@@ -572,6 +572,40 @@ func TestMembershipFollowsMemory(t *testing.T) {
 	}
 }
 
+// TestMembershipCarriedAcrossCycles: while the memory's maps stay as
+// they are, a queued job's membership is carried from cycle to cycle
+// (matchQueued's tagged jobs), through arrivals ahead of and behind it, and
+// through a queue sent in another order (found by id): back, which yielded
+// for head, stays behind it in every cycle.
+func TestMembershipCarriedAcrossCycles(t *testing.T) {
+	now := modeltest.Epoch.Add(time.Hour)
+	back := modeltest.Job("back").Cards(4).Limit(60 * time.Minute).SubmitAfter(0).Build()
+	back.RequeueCount = 1
+	head := modeltest.Job("head").Cards(8).Limit(60 * time.Minute).SubmitAfter(time.Minute).Build()
+	h := NewHuitianGreedy(DefaultConfig())
+	h.mem.yieldedFor["back"] = "head"
+	var others []model.Job
+	for cycle := range 4 {
+		// Jobs wider than the cluster, submitted later: they never start.
+		for k := range 40 {
+			others = append(others, modeltest.Job(fmt.Sprintf("w%d-%d", cycle, k)).Cards(16).Limit(time.Hour).SubmitAfter(time.Hour).Build())
+		}
+		q := append([]model.Job{back}, others...)
+		q = append(q, head)
+		if cycle%2 == 1 {
+			slices.Reverse(q) // another order: past 32 misses, by id
+		}
+		s := &model.Snapshot{Now: now, Cluster: modeltest.Uniform(1, 8, 0), Queued: q}
+		d, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if started := startedIDs(d); !slices.Equal(started, []string{"head"}) {
+			t.Fatalf("cycle %d: started %v, want [head]", cycle, started)
+		}
+	}
+}
+
 // endingJobWorld is one node of 8 cards an hour into the epoch: a
 // regular job (6 cards, ending in 5 minutes by its limit) and ann's
 // checkpointable backfill job bf (2 cards, 100 minutes left of its limit)

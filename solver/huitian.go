@@ -178,6 +178,9 @@ type Huitian struct {
 	// replay.
 	memo, memoNext []queuedMemo
 	missed         []int32 // matchQueued's jobs not found by the walk
+	tagged         []int   // matchQueued's jobs that may hold a tag (cycle.tagged)
+	tagPos         []int   // behindTheirHeads: each queued job's position in order
+	tagKept        []int   // behindTheirHeads: the tagged jobs, by position
 	cycles         uint64  // cycles begun (newCycle): cycle.no
 	taken          []bool  // candidates' buffers
 	cands          []int
@@ -260,6 +263,9 @@ type cycle struct {
 	running   []runningJob    // the running jobs, by index into s.Running
 	queued    []queuedJob     // the queued jobs' estimates once asked (queuedEst)
 	yfTargets map[string]bool // the jobs yielded for (tagsOf), once asked
+	// tagged: the queued jobs that may hold a membership tag (matchQueued);
+	// every other job's tags are current and empty.
+	tagged    []int
 	startDist []estimate.Dist // runtime of jobs started this cycle
 	resv      []resv
 	classes   fragment.Classes
@@ -647,6 +653,9 @@ type memberTags struct {
 	yf        string // the job it yielded its cards for, if any
 }
 
+// any says whether the job holds any membership.
+func (t *memberTags) any() bool { return t.reserved || t.preempted || t.target || t.yf != "" }
+
 // matchQueued finds each queued job in the last cycle's memo, walking both
 // in order: a job keeps its entry while its user, class and card count
 // are the same. Between two cycles jobs leave the queue (a run of them
@@ -663,6 +672,12 @@ func (c *cycle) matchQueued() {
 	var byID map[string]int
 	m, misses := 0, 0
 	missed := h.missed[:0]
+	// The jobs whose tags may name a membership: those carried with one,
+	// and those whose tags are stale (new jobs, or every job once the
+	// memory's maps changed) — behindTheirHeads reads only these.
+	mark := h.mem.marks + 1
+	tagged := h.tagged[:0]
+	defer func() { h.tagged, c.tagged = tagged, tagged }()
 	for k := range q {
 		j := &q[k]
 		// The id is kept even for a job not asked, so that the next
@@ -685,8 +700,13 @@ func (c *cycle) matchQueued() {
 		if x >= 0 {
 			take(&next[k], &last[x], j)
 			m, misses = max(m, x+1), 0
+			if t := &next[k].tags; t.mark != mark || t.any() {
+				tagged = append(tagged, k)
+			}
 			continue
 		}
+		// Not found (yet): its tags are stale, whatever byID finds later.
+		tagged = append(tagged, k)
 		if byID != nil {
 			continue
 		}
@@ -827,8 +847,10 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 	c.running = resized(&c.h.runnings, len(s.Running))
 	for i := range s.Running {
 		rj := c.runningJobOf(i)
-		if rel, ok := yield[i]; ok {
-			rj.cap = rel.At.Sub(s.Now).Seconds()
+		if len(yield) > 0 {
+			if rel, ok := yield[i]; ok {
+				rj.cap = rel.At.Sub(s.Now).Seconds()
+			}
 		}
 		c.running[i] = rj
 		end := max(ceilSec(rj.heldQuantile(c.grace, c.h.cfg.Quantile)), 1)

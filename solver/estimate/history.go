@@ -408,7 +408,8 @@ func (w *Window) Current(t Token) bool {
 // left of the limit. A job the history cannot explain (it outlived every
 // sample) is assumed to run to its limit.
 func Remaining(total Dist, limit, elapsed, progress float64) Dist {
-	r := newRemaining(&total, limit, elapsed, progress)
+	var r remaining
+	r.init(&total, limit, elapsed, progress)
 	var out Dist
 	for k := range out.Q {
 		out.Q[k] = r.at(k)
@@ -421,7 +422,8 @@ func Remaining(total Dist, limit, elapsed, progress float64) Dist {
 // cycle needs every running job's hold time but the whole distribution of
 // only a few.
 func RemainingQuantile(total *Dist, limit, elapsed, progress, c, p float64) float64 {
-	r := newRemaining(total, limit, elapsed, progress)
+	var r remaining
+	r.init(total, limit, elapsed, progress)
 	if p <= 0 {
 		return min(r.at(0), c)
 	}
@@ -441,11 +443,12 @@ type remaining struct {
 	none, unexplained, blend bool
 }
 
-func newRemaining(total *Dist, limit, elapsed, progress float64) remaining {
-	r := remaining{total: total, left: limit - elapsed, elapsed: elapsed, progress: progress}
+// init sets r up for a job (in place: a running job's every cycle).
+func (r *remaining) init(total *Dist, limit, elapsed, progress float64) {
+	*r = remaining{total: total, left: limit - elapsed, elapsed: elapsed, progress: progress}
 	if r.left <= 0 {
 		r.none = true
-		return r
+		return
 	}
 	// Beyond's condition: the history cannot explain a job that outlived it.
 	r.f = total.CDF(elapsed)
@@ -454,7 +457,6 @@ func newRemaining(total *Dist, limit, elapsed, progress float64) remaining {
 		r.blend = true
 		r.byProgress = min(elapsed*(1-progress)/progress, r.left)
 	}
-	return r
 }
 
 // at is the k-th grid point: Beyond's, capped at what is left of the
