@@ -321,7 +321,16 @@ func OverrunGrace(s *model.Snapshot) int64 {
 // frees its cards, in seconds from now: at its start plus its limit, or
 // grace (OverrunGrace) from now once past it.
 func HeldUntil(now, start time.Time, limit time.Duration, grace int64) int64 {
-	if end := Rel(now, start.Add(limit)); end > 0 {
+	// limit − elapsed is start+limit−now without building the time (every
+	// running job, every cycle); it cannot overflow for a job started
+	// before now with a limit ≥ 0, and Time.Sub saturates otherwise.
+	var end int64
+	if el := now.Sub(start); el >= 0 && limit >= 0 {
+		end = Seconds(limit - el)
+	} else {
+		end = Rel(now, start.Add(limit))
+	}
+	if end > 0 {
 		return end
 	}
 	return grace

@@ -3,6 +3,8 @@ package baseline
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -460,5 +462,28 @@ func TestLargeJobKeepsItsCards(t *testing.T) {
 	above = 28
 	if _, starts, reserved := plan(large); !slices.Equal(starts, []string{"s8"}) || !slices.Equal(reserved, []string{"head"}) {
 		t.Fatalf("LargeAbove 28: starts %v, reservations %v; want EASY's", starts, reserved)
+	}
+}
+
+// TestHeldUntilAsTimes: HeldUntil's arithmetic on durations gives what
+// the times give (start plus limit, less now, rounded up), for jobs
+// started before and after now, past their limits and not, with limits
+// up to the longest duration.
+func TestHeldUntilAsTimes(t *testing.T) {
+	now := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		start := now.Add(time.Duration(rnd.Int64N(int64(100*24*time.Hour))) - 90*24*time.Hour + time.Duration(rnd.IntN(1e9)))
+		limit := time.Duration(rnd.Int64N(int64(30 * 24 * time.Hour)))
+		if rnd.IntN(20) == 0 {
+			limit = time.Duration(math.MaxInt64 - rnd.Int64N(1e12))
+		}
+		want := Rel(now, start.Add(limit))
+		if want <= 0 {
+			want = 60
+		}
+		if got := HeldUntil(now, start, limit, 60); got != want {
+			t.Fatalf("HeldUntil(start %v, limit %v) = %d, want %d", start, limit, got, want)
+		}
 	}
 }
