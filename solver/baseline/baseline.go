@@ -558,7 +558,12 @@ func (w *walker) run(order []int) {
 			continue
 		}
 		w.cur = k
-		if w.next(&q[k]) {
+		if !w.next(&q[k]) {
+			continue
+		}
+		if w.brief && w.waiting != "" {
+			w.backfillNow(&q[k])
+		} else {
 			w.consider(&q[k], false)
 		}
 	}
@@ -647,6 +652,21 @@ func (w *walker) addPending(j *model.Job, p model.Pending) {
 	}
 	w.d.Pending = append(w.d.Pending, p)
 	w.pendIdx = append(w.pendIdx, w.cur)
+}
+
+// backfillNow is consider for a job of a brief walk's backfill pass,
+// behind a job that waits: a brief walk records nothing of a job that does
+// not start, so all that is asked is whether it may start and fits now.
+// Whether it could ever fit is not asked: one that never fits does not fit
+// now (a deep queue's every job asked it, in every walk of the guarantee).
+func (w *walker) backfillNow(j *model.Job) {
+	if !w.p.Backfill || j.Backfill == model.BackfillOptOut {
+		return
+	}
+	dur := Seconds(j.TimeLimit)
+	if cards, fits := w.prof.FitNowAny(dur, profile.RequestOf(j)); fits {
+		w.start(j, cards, dur)
+	}
 }
 
 // consider starts j now if it may and fits, else reserves for it when
