@@ -408,7 +408,7 @@ func (o *Orders) By(q []model.Job, bonus func(*model.Job) int) []int {
 			keys[i].prio += bonus(j)
 		}
 	}
-	slices.SortFunc(keys, func(a, b orderKey) int {
+	compare := func(a, b orderKey) int {
 		if c := cmp.Compare(b.prio, a.prio); c != 0 {
 			return c
 		}
@@ -422,7 +422,13 @@ func (o *Orders) By(q []model.Job, bonus func(*model.Job) int) []int {
 			return c
 		}
 		return cmp.Compare(a.k, b.k)
-	})
+	}
+	// A resource manager (and the simulator) lists its queue in submit
+	// order, mostly in the order asked: checked in one pass, and sorted
+	// only when it is not (the order is total, so the result is the same).
+	if !slices.IsSortedFunc(keys, compare) {
+		slices.SortFunc(keys, compare)
+	}
 	order := slices.Grow(o.order[:0], len(q))[:len(q)]
 	for i, kk := range keys {
 		order[i] = int(kk.k)
