@@ -177,12 +177,14 @@ type Huitian struct {
 	// (hashing two strings) every cycle was a sixth of a million-job
 	// replay.
 	memo, memoNext []queuedMemo
-	missed         []int32 // matchQueued's jobs not found by the walk
-	tagged         []int   // matchQueued's jobs that may hold a tag (cycle.tagged)
-	tagPos         []int   // behindTheirHeads: each queued job's position in order
-	tagKept        []int   // behindTheirHeads: the tagged jobs, by position
-	cycles         uint64  // cycles begun (newCycle): cycle.no
-	taken          []bool  // candidates' buffers
+	missed         []int32               // matchQueued's jobs not found by the walk
+	tagged         []int                 // matchQueued's jobs that may hold a tag (cycle.tagged)
+	fragOf         []model.FragmentClass // classify's labels, reused
+	cyc            cycle                 // the plan under way (newCycle)
+	tagPos         []int                 // behindTheirHeads: each queued job's position in order
+	tagKept        []int                 // behindTheirHeads: the tagged jobs, by position
+	cycles         uint64                // cycles begun (newCycle): cycle.no
+	taken          []bool                // candidates' buffers
 	cands          []int
 	keyed          []byMed // backfillBeyond's buffers
 	sorted         []int
@@ -754,7 +756,10 @@ const (
 
 // newCycle begins a plan of s: what every phase reads.
 func (h *Huitian) newCycle(s *model.Snapshot) (*cycle, error) {
-	c := &cycle{
+	// The planner's own: one Plan at a time, and nothing of a cycle
+	// outlives its Plan (a cycle's worth of allocation every cycle).
+	c := &h.cyc
+	*c = cycle{
 		h: h, s: s, lay: s.Cluster.Layout(), params: h.mem.tuner.Params,
 		d:         &model.Decision{Stats: model.Stats{Solver: h.name}},
 		startDist: h.startDists[:0],
@@ -873,7 +878,8 @@ func (c *cycle) classify(candidates []int) {
 			smallest = j.Cards
 		}
 	}
-	c.classes = fragment.Classify(c.prof, baseline.Seconds(c.h.cfg.Horizon), smallest)
+	c.classes = fragment.ClassifyInto(c.prof, baseline.Seconds(c.h.cfg.Horizon), smallest, c.h.fragOf)
+	c.h.fragOf = c.classes.Of
 	c.d.Fragments = c.classes.Inventory
 	idle := 0
 	for _, f := range c.classes.Inventory {

@@ -28,8 +28,20 @@ type Classes struct {
 // temporal fragments too; they count in the inventory (from their release
 // to the claim) but carry no label. Card-seconds are counted up to horizon.
 func Classify(p *profile.Profile, horizon int64, smallest int) Classes {
+	return ClassifyInto(p, horizon, smallest, nil)
+}
+
+// ClassifyInto is Classify with the labels written into of, grown to the
+// cards' count when short (a planner's buffer from one cycle to the next:
+// every cycle labels every card).
+func ClassifyInto(p *profile.Profile, horizon int64, smallest int, of []model.FragmentClass) Classes {
 	lay := p.Layout()
-	out := Classes{Of: make([]model.FragmentClass, len(lay.Cards))}
+	if cap(of) < len(lay.Cards) {
+		of = make([]model.FragmentClass, len(lay.Cards))
+	}
+	of = of[:len(lay.Cards)]
+	clear(of)
+	out := Classes{Of: of}
 	if smallest < 2 {
 		smallest = 2
 	}
