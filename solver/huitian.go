@@ -679,7 +679,6 @@ func (c *cycle) matchQueued() {
 	// memory's maps changed) — behindTheirHeads reads only these.
 	mark := h.mem.marks + 1
 	tagged := h.tagged[:0]
-	defer func() { h.tagged, c.tagged = tagged, tagged }()
 	for k := range q {
 		j := &q[k]
 		// The id is kept even for a job not asked, so that the next
@@ -732,6 +731,7 @@ func (c *cycle) matchQueued() {
 	h.missed = missed
 	h.memo, h.memoNext = next, last
 	c.memo = next
+	h.tagged, c.tagged = tagged, tagged
 }
 
 // take gives job j the entry the last cycle held for it, while its user,
