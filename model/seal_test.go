@@ -168,7 +168,7 @@ func (c *Cluster) refValidate(v *problems, path string) {
 }
 
 func refBuildLayout(c *Cluster) *Layout {
-	l := &Layout{byRef: make(map[CardRef]int)}
+	l := &Layout{byRef: make(map[CardRef]int), refs: []CardRef{}}
 	kind := make(map[string]DomainKind, len(c.Domains))
 	parentOf := make(map[string]string, len(c.Domains))
 	for _, d := range c.Domains {
@@ -210,6 +210,7 @@ func refBuildLayout(c *Cluster) *Layout {
 				l.Islands = append(l.Islands, IslandLoc{Node: int32(ni), Name: cd.Island})
 			}
 			l.byRef[CardRef{Node: n.Name, Index: cd.Index}] = len(l.Cards)
+			l.refs = append(l.refs, CardRef{Node: n.Name, Index: cd.Index})
 			l.Cards = append(l.Cards, CardLoc{
 				Node:   int32(ni),
 				Island: isl,

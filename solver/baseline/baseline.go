@@ -240,7 +240,8 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	prof := st.ld[prep.Slot].load(s, prep.Cards, until, pl.FromScratch)
 	prof.SetAlignEnds(pl.P.AlignEnds)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief}
+	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief,
+		head: &st.ld[prep.Slot].head}
 	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
 		d.Pending = make([]model.Pending, 0, len(s.Queued))
@@ -463,6 +464,35 @@ type walker struct {
 	// beyondDepth lets consider reserve past the depth (reserveLarge).
 	beyondDepth bool
 	large       int // reservations made beyond the depth
+	head        *headRefs
+}
+
+// headRefs is the last plan's first reservation of many cards: its cards
+// and their references, which the next plan hands out again when its
+// first reservation is on the same cards (EASY's head, cycle after cycle
+// until it starts). The references of the head of a flat 93,312-card
+// replay were a tenth of the replay, and most of its garbage. A
+// decision's slices are read, never modified, by its users: sharing one
+// with the last decision is safe.
+type headRefs struct {
+	cards []int
+	refs  []model.CardRef
+}
+
+// headMin is how many cards a first reservation needs for headRefs:
+// fewer cost less to convert than to compare.
+const headMin = 64
+
+// resRefs returns the references of a reservation's cards.
+func (w *walker) resRefs(cards []int) []model.CardRef {
+	h := w.head
+	if len(w.d.Reservations) > 0 || len(cards) < headMin {
+		return w.prof.Layout().Refs(cards)
+	}
+	if !slices.Equal(h.cards, cards) {
+		h.cards, h.refs = append(h.cards[:0], cards...), w.prof.Layout().Refs(cards)
+	}
+	return h.refs
 }
 
 // next says whether to consider one more job: not once the context is
@@ -740,7 +770,7 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 				w.lastRes = max(w.lastRes, t)
 				at := w.s.Now.Add(time.Duration(t) * time.Second)
 				w.d.Reservations = append(w.d.Reservations, model.Reservation{
-					JobID: j.ID, Cards: w.prof.Layout().Refs(rc), Start: at, Confidence: 1,
+					JobID: j.ID, Cards: w.resRefs(rc), Start: at, Confidence: 1,
 				})
 				w.resvIdx = append(w.resvIdx, w.cur)
 				if !w.brief {

@@ -69,8 +69,7 @@ func (c *CardIDs) Of(jobID string, refs []model.CardRef) ([]int, int, bool) {
 
 func (c *CardIDs) same(ids []int, refs []model.CardRef) bool {
 	for k, id := range ids {
-		cd := &c.lay.Cards[id]
-		if int(cd.Index) != refs[k].Index || c.lay.Nodes[cd.Node].Name != refs[k].Node {
+		if c.lay.Ref(id) != refs[k] {
 			return false
 		}
 	}

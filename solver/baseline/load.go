@@ -42,6 +42,8 @@ type loader struct {
 	firsts []int
 	hold   []int    // scratch: the running jobs to hold, by index
 	mark   []uint32 // per card: the load that last held a job on it
+
+	head headRefs // the walks' on this profile (walker.resRefs)
 }
 
 // heldJob is a running job as the profile holds it.
@@ -59,7 +61,7 @@ type heldJob struct {
 func (l *loader) load(s *model.Snapshot, cards [][]int, until []int64, scratch bool) *profile.Profile {
 	lay := s.Cluster.Layout()
 	if l.prof == nil || l.prof.Layout() != lay {
-		l.prof, l.loaded = profile.New(lay), false
+		l.prof, l.loaded, l.head = profile.New(lay), false, headRefs{}
 		l.byCard, l.mark = make([]heldJob, len(lay.Cards)), make([]uint32, len(lay.Cards))
 	}
 	step := s.Now.Sub(l.origin) - time.Duration(l.at)*time.Second

@@ -176,3 +176,64 @@ func TestSlotOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadRefsAsFresh: a head reserved on many cards (headRefs) cycle
+// after cycle — its cards the same, or moved as jobs end, start and
+// arrive — is reserved on the cards a planner that never planned before
+// names, for every baseline policy; and the references are handed out
+// again when the cards are the same (whichever job they are for).
+func TestHeadRefsAsFresh(t *testing.T) {
+	shared := 0
+	rapid.Check(t, func(t *rapid.T) {
+		c := modeltest.Uniform(rapid.IntRange(9, 16).Draw(t, "nodes"), 8, rapid.IntRange(0, 4).Draw(t, "nodesPerSwitch"))
+		if err := c.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		now := modeltest.Epoch.Add(10 * time.Hour)
+		s := &model.Snapshot{Now: now, Cluster: c}
+		for i, n := range c.Nodes {
+			if w := rapid.IntRange(0, 8).Draw(t, "busy"); w > 0 {
+				j := modeltest.Job(fmt.Sprintf("r%d", i)).Cards(w).
+					Limit(time.Duration(rapid.IntRange(1, 20).Draw(t, "rlimit")) * 10 * time.Minute).Build()
+				s.Running = append(s.Running, modeltest.Running(j, now, modeltest.Refs(n.Name, 0, w)...))
+			}
+		}
+		s.Queued = append(s.Queued, modeltest.Job("head").Cards(rapid.IntRange(headMin, 8*len(c.Nodes)).Draw(t, "headCards")).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "headLimit"))*10*time.Minute).Build())
+		for i := range rapid.IntRange(0, 6).Draw(t, "queued") {
+			s.Queued = append(s.Queued, modeltest.Job(fmt.Sprintf("q%d", i)).Cards(rapid.SampledFrom([]int{1, 2, 4, 8, 16}).Draw(t, "cards")).
+				Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit"))*10*time.Minute).Build())
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		params := drawLarge(t, rapid.SampledFrom(policies).Draw(t, "policy"))
+		inc := New(params)
+		var last []model.CardRef
+		arrived := 0
+		for cycle := range rapid.IntRange(1, 8).Draw(t, "cycles") {
+			got, err := inc.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := New(params).Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("cycle %d: the plan differs from a new planner's (-new +kept):\n%s", cycle, diff)
+			}
+			if len(got.Reservations) > 0 {
+				cur := got.Reservations[0].Cards
+				if len(cur) >= headMin && len(last) > 0 && &cur[0] == &last[0] {
+					shared++
+				}
+				last = cur
+			}
+			s = nextCycle(t, s, got, &arrived)
+		}
+	})
+	if shared == 0 {
+		t.Fatal("no head's references handed out again: not a test of headRefs")
+	}
+}

@@ -89,15 +89,21 @@ func TestNthSmallestEqualsSort(t *testing.T) {
 	})
 }
 
-func flatCluster(t *rapid.T) *model.Cluster {
+func flatCluster(t *rapid.T) *model.Cluster { return flatClusterNamed(t, true) }
+
+// flatClusterNamed is a flat machine of up to 60 one-card nodes, some
+// cards unhealthy, named out of card order when shuffled.
+func flatClusterNamed(t *rapid.T, shuffled bool) *model.Cluster {
 	n := rapid.IntRange(1, 60).Draw(t, "nodes")
 	c := &model.Cluster{ID: "flat"}
 	names := make([]int, n)
 	for i := range names {
 		names[i] = i
 	}
-	// Names out of card order, so that name rank and card number differ.
-	names = rapid.Permutation(names).Draw(t, "names")
+	if shuffled {
+		// Names out of card order, so that name rank and card number differ.
+		names = rapid.Permutation(names).Draw(t, "names")
+	}
 	for i := range n {
 		nd := model.Node{Name: fmt.Sprintf("n%03d", names[i]), Cards: []model.Card{{Index: 0}}}
 		nd.Cards[0].Unhealthy = rapid.IntRange(0, 9).Draw(t, "unhealthy") == 0
@@ -234,4 +240,73 @@ func TestRadixByTimeEqualsSort(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestFitFlatEqualsFitAmong: on a flat machine, FitNow's answer from the
+// index (fitFlat) is the one the pass over every free card gives — the
+// cards and the outcome — over busy cards, reservations that claim free
+// cards (some past clampKey's range), reservations that only protect,
+// starts now, and jobs that need the claimed cards, the clean ones or both.
+func TestFitFlatEqualsFitAmong(t *testing.T) {
+	var fits, claimedOnly, refused int
+	rapid.Check(t, func(t *rapid.T) {
+		lay := flatClusterNamed(t, false).Layout()
+		p := New(lay)
+		if !p.cardRanked {
+			t.Fatal("a flat machine named in card order is not card-ranked")
+		}
+		if rapid.Bool().Draw(t, "reset") {
+			p.Reset() // a stale index, rebuilt on use
+		}
+		for card := range lay.Cards {
+			if rapid.IntRange(0, 2).Draw(t, "busy") == 0 {
+				p.Hold(card, rapid.Int64Range(1, 6).Draw(t, "until")*10)
+			}
+		}
+		if rapid.Bool().Draw(t, "listed") {
+			p.refreshFree() // starts below leave stale entries in the list
+		}
+		for range rapid.IntRange(0, 4).Draw(t, "reservations") {
+			var cards []int
+			start := rapid.SampledFrom([]int64{0, 5, 20, 40, 1 << 38}).Draw(t, "start")
+			end := start + rapid.Int64Range(1, 30).Draw(t, "len")
+			for c := range lay.Cards {
+				if p.FreeOver(c, start, end) && rapid.Bool().Draw(t, "take") {
+					cards = append(cards, c)
+				}
+			}
+			if len(cards) == 0 {
+				continue
+			}
+			reserve := p.Reserve
+			if rapid.IntRange(0, 3).Draw(t, "protect") == 0 {
+				reserve = p.ReserveProtect
+			}
+			if err := reserve(cards, start, end); err != nil {
+				t.Fatalf("reserve free cards: %v", err)
+			}
+		}
+		req := Request{Cards: rapid.IntRange(2, len(lay.Cards)+1).Draw(t, "cards")}
+		dur := rapid.SampledFrom([]int64{1, 4, 10, 30, 1 << 40}).Draw(t, "dur")
+		if p.ix.total < req.Cards {
+			return // fitNow answers NoCards before either
+		}
+		got, gout, _ := p.fitFlat(dur, req.Cards)
+		p.refreshFree()
+		want, wout := p.fitAmong(dur, req, p.free, nil)
+		if gout != wout || !slices.Equal(got, want) {
+			t.Fatalf("fitFlat(%d, %d) = %v %v, fitAmong %v %v", dur, req.Cards, got, gout, want, wout)
+		}
+		switch {
+		case gout != Fits:
+			refused++
+		case p.claimWindow(got[0]) != Forever && p.claimWindow(got[len(got)-1]) != Forever:
+			claimedOnly++
+		default:
+			fits++
+		}
+	})
+	if fits == 0 || claimedOnly == 0 || refused == 0 {
+		t.Fatalf("cases: %d fitted, %d on claimed cards, %d refused: not a test of every branch", fits, claimedOnly, refused)
+	}
 }

@@ -33,7 +33,8 @@ type scratch struct {
 	patchGaps []gap
 
 	packed []int64  // placeFlat's keys
-	bits   []uint64 // earliestFlat's chosen cards, one bit each, cleared after use
+	flatKs []int64  // fitFlat's keys of the claimed free cards long enough
+	bits   []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
 
 	// placeSwitch's per-group capacity (+1 once seen), apart from the
 	// sweep's counters, which are live while it places.

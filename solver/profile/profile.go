@@ -90,6 +90,15 @@ type Profile struct {
 	// only the cards in evDirty changed since: events patches them.
 	evValid bool
 	evDirty []int32
+	// evAt is what the streams hold of each card, as of its last
+	// (re)build or patch: -1 not in base (reserved, or unusable), 0 a base
+	// event free now, else its base event's time plus evClock then; and
+	// evClock is the time Advance moved on since New. A card noted
+	// changed that is back where the streams have it (a reservation made
+	// and undone between two sweeps: EASY's head, every cycle) is not
+	// patched: see unchanged.
+	evAt    []int64
+	evClock int64
 	base    []baseEvent
 	gapsIn  []gap
 	gapsOut []gap
@@ -113,6 +122,10 @@ type Profile struct {
 
 	sweepAll bool // never take earliestFlat's shortcut: for differential tests
 
+	// cardRanked says that every node holds at most one card and node
+	// names order the cards as their numbers do (fitFlat).
+	cardRanked bool
+
 	// alignEnds places a one-node job where it extends the node's busy
 	// time least (SetAlignEnds).
 	alignEnds bool
@@ -128,6 +141,7 @@ func New(lay *model.Layout) *Profile {
 		spans:     make([][]span, len(lay.Cards)),
 		group:     make([]int32, len(lay.Nodes)),
 		nodeOf:    make([]int32, len(lay.Cards)),
+		evAt:      make([]int64, len(lay.Cards)),
 		freeDirty: true,
 		usable:    -1,
 	}
@@ -146,6 +160,13 @@ func New(lay *model.Layout) *Profile {
 	p.ngroups = int(ns)
 	p.sc.init(lay, p.ngroups)
 	p.ix.init(lay)
+	p.cardRanked = p.ix.maxLen <= 1
+	for c := range lay.Cards {
+		if p.ix.rank[p.nodeOf[c]] != int32(c) {
+			p.cardRanked = false
+			break
+		}
+	}
 	return p
 }
 
@@ -334,22 +355,41 @@ func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 }
 
 // noteChanged notes that a card's busy times changed, for events. A card
-// is noted once. Patching costs a pass over the streams and a sort of the
-// changed cards' events, a rebuild a sort of every card's: only past half
-// of the cards is a rebuild cheaper. (At an eighth, noted with repeats,
-// the guarantee's plans of a 200,000-job replay on hgx:128 rebuilt the
-// streams 275,000 times, 1.0 a cycle, a tenth of the replay.)
+// is noted once; events patches those that are not back where the streams
+// have them, or rebuilds the streams when they are many.
 func (p *Profile) noteChanged(c int) {
 	if !p.evValid || p.sc.evNoted[c] {
 		return
 	}
-	if len(p.evDirty) >= len(p.rel)/2+16 {
-		p.evValid = false
-		p.dropDirty()
-		return
-	}
 	p.sc.evNoted[c] = true
 	p.evDirty = append(p.evDirty, int32(c))
+}
+
+// unchanged says whether card c's events are those the streams hold of it
+// (evAt): a usable card with no reservation, free now and free now when
+// recorded, or busy until the time recorded, moved as Advance moved the
+// base event (an event stays put once free, so a card freed since is
+// changed). A card with reservations or an unusable one is changed.
+func (p *Profile) unchanged(c int32) bool {
+	if !p.lay.Cards[c].Usable || len(p.spans[c]) > 0 {
+		return !p.lay.Cards[c].Usable && p.evAt[c] < 0
+	}
+	if r := p.rel[c]; r > 0 {
+		return r+p.evClock == p.evAt[c]
+	}
+	return p.evAt[c] == 0
+}
+
+// record notes what the streams hold of card c now (evAt).
+func (p *Profile) record(c int) {
+	switch {
+	case !p.lay.Cards[c].Usable || len(p.spans[c]) > 0:
+		p.evAt[c] = -1
+	case p.rel[c] > 0:
+		p.evAt[c] = p.rel[c] + p.evClock
+	default:
+		p.evAt[c] = 0
+	}
 }
 
 // dropDirty forgets the cards noted changed.
@@ -521,6 +561,11 @@ func (p *Profile) fitNow(dur int64, req Request, allow func(card int) bool) ([]i
 	}
 	if p.ix.total < req.Cards {
 		return nil, NoCards
+	}
+	if allow == nil && p.flatCount(req) {
+		if cards, out, ok := p.fitFlat(dur, req.Cards); ok {
+			return cards, out
+		}
 	}
 	p.refreshFree()
 	return p.fitAmong(dur, req, p.free, allow)

@@ -37,6 +37,7 @@ func (p *Profile) Advance(dt int64) []int32 {
 		return started
 	}
 	p.ix.al.shift += dt
+	p.evClock += dt
 	// Move every busy time first, then free the cards whose time is up:
 	// a node's last release (aligned placement) is read over all of its
 	// cards, moved.

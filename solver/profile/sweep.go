@@ -295,12 +295,13 @@ func (p *Profile) events() ([]baseEvent, []gap, []gap) {
 	if p.baseGen == p.gen && p.base != nil {
 		return p.base, p.gapsIn, p.gapsOut
 	}
-	if p.evValid && p.base != nil {
+	if p.evValid && p.base != nil && p.changedFew() {
 		p.patchEvents()
 	} else {
 		p.base, p.gapsIn, p.gapsOut = p.base[:0], p.gapsIn[:0], p.gapsOut[:0]
 		for c := range p.rel {
 			p.appendEvents(c, &p.base, &p.gapsIn)
+			p.record(c)
 		}
 		// All three are built in card order, each card's gaps in time
 		// order: sorted stably by time, they are in (time, card) order.
@@ -477,6 +478,27 @@ func (p *Profile) appendEvents(c int, base *[]baseEvent, gaps *[]gap) {
 	}
 }
 
+// changedFew drops from evDirty the cards back where the streams have
+// them, and says whether few enough are left to patch. Patching costs a
+// pass over the streams and a sort of the changed cards' events, a
+// rebuild a sort of every card's: only past half of the cards is a
+// rebuild cheaper. (At an eighth, noted with repeats, the guarantee's
+// plans of a 200,000-job replay on hgx:128 rebuilt the streams 275,000
+// times, 1.0 a cycle, a tenth of the replay; on a flat 93,312-card
+// machine EASY's head alone, reserved and undone, was past half.)
+func (p *Profile) changedFew() bool {
+	kept := p.evDirty[:0]
+	for _, c := range p.evDirty {
+		if p.unchanged(c) {
+			p.sc.evNoted[c] = false
+			continue
+		}
+		kept = append(kept, c)
+	}
+	p.evDirty = kept
+	return len(kept) < len(p.rel)/2+16
+}
+
 // patchEvents brings the streams up to date after the cards in evDirty
 // changed: their events out, their new events merged in.
 func (p *Profile) patchEvents() {
@@ -487,6 +509,7 @@ func (p *Profile) patchEvents() {
 		if !mark[c] {
 			mark[c] = true
 			p.appendEvents(int(c), &base, &gaps)
+			p.record(int(c))
 		}
 	}
 	p.base = mergeBase(p.base, base, mark)

@@ -1,0 +1,99 @@
+package profile
+
+import "slices"
+
+// fitFlat is fitAmong over every free card for a flatCount request of
+// k > 1 cards (fastFit answers one card), when at least k cards are free
+// and node names rank the cards in card order (sim.Flat's machines): the
+// same cards and outcome, without a pass over every free card's windows.
+// ok is false when the names do not rank the cards so.
+//
+// On a machine of one-card nodes a free card is clean (no reservation:
+// window and preference Forever) or dirty (a reservation later); every
+// dirty card is in the reservation log since the last Reset or Advance
+// (spanLog), which undo every reservation. So the candidates long enough
+// are the clean cards and the dirty ones whose window holds dur, and
+// placeFlat's choice — the k smallest keys, from the claimed cards alone
+// when they hold the job — is a merge of the dirty cards' keys, sorted,
+// with the clean cards of the free list in card (= rank) order, read only
+// as far as the k-th card taken. The backfill walk of a flat
+// 93,312-card replay read every free card's windows for each job it tried
+// (a sixth of the replay). The index is not read: keeping its buckets for
+// this cost more than the pass (every card a job holds or frees).
+func (p *Profile) fitFlat(dur int64, k int) (cards []int, out Outcome, ok bool) {
+	if !p.cardRanked {
+		return nil, 0, false
+	}
+	// The dirty cards long enough, by key: those a reservation claims
+	// (finite claim window) and those it only protects (Forever), as
+	// fitAmong counts them. seen marks them once each (the log repeats a
+	// card reserved twice), cleared below.
+	seen := p.sc.bits
+	ks := p.sc.flatKs[:0]
+	claimed, dirty := 0, 0
+	for _, c := range p.spanLog {
+		if seen[c>>6]&(1<<(c&63)) != 0 || !p.FreeNow(int(c)) || len(p.spans[c]) == 0 {
+			continue
+		}
+		seen[c>>6] |= 1 << (c & 63)
+		dirty++
+		if p.Window(int(c), 0) < dur {
+			continue
+		}
+		w := p.claimWindow(int(c))
+		if w != Forever {
+			claimed++
+		}
+		ks = append(ks, clampKey(w)<<24|int64(c))
+	}
+	for _, c := range p.spanLog {
+		seen[c>>6] = 0
+	}
+	p.sc.flatKs = ks
+	clean := p.ix.total - dirty
+	if clean+len(ks) < k {
+		// Enough free cards (fitNow's check), not long enough: any k of
+		// them would be a place, were it not for the reservations.
+		return nil, Claimed, true
+	}
+	cards = make([]int, 0, k)
+	if claimed >= k {
+		// fitAmong places among the claimed cards alone (or among all
+		// candidates when all are claimed: the same cards).
+		ks = slices.DeleteFunc(ks, func(key int64) bool { return p.claimWindow(int(key&(1<<24-1))) == Forever })
+		slices.Sort(ks)
+		for _, key := range ks[:k] {
+			cards = append(cards, int(key&(1<<24-1)))
+		}
+		slices.Sort(cards)
+		return cards, Fits, true
+	}
+	slices.Sort(ks)
+	// Merge the dirty keys with the clean cards' (Forever's, by card).
+	p.refreshFree()
+	inf := clampKey(Forever) << 24
+	i := 0
+	for _, c := range p.free {
+		if len(cards) == k {
+			break
+		}
+		if !p.FreeNow(c) || len(p.spans[c]) > 0 {
+			continue // taken since the list was made, or dirty
+		}
+		key := inf | int64(c)
+		for i < len(ks) && ks[i] < key && len(cards) < k {
+			cards = append(cards, int(ks[i]&(1<<24-1)))
+			i++
+		}
+		if len(cards) < k {
+			cards = append(cards, c)
+		}
+	}
+	for ; i < len(ks) && len(cards) < k; i++ {
+		cards = append(cards, int(ks[i]&(1<<24-1)))
+	}
+	if !slices.IsSorted(cards) {
+		slices.Sort(cards)
+	}
+	return cards, Fits, true
+}
