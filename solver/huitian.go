@@ -564,9 +564,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 		c.d.Pending = resized(&h.pendBuf, len(s.Queued))[:0]
 	}
 	// 3. Main pass and EASY's backfill: every start of the guarantee.
-	if err := c.applyStarts(core); err != nil {
-		return nil, err
-	}
+	c.applyStarts(core)
 	// 4. Reservations on EASY's cards, and the preemptions they need.
 	if err := c.applyReservations(core, tell); err != nil {
 		return nil, err
@@ -859,8 +857,8 @@ func (c *cycle) load(yield map[int]preempt.Release) error {
 		}
 		c.running[i] = rj
 		end := max(ceilSec(rj.heldQuantile(c.grace, c.h.cfg.Quantile)), 1)
+		c.prof.HoldAll(c.runCards[i], end)
 		for _, id := range c.runCards[i] {
-			c.prof.Hold(id, end)
 			c.holder[id] = runningHolder(i)
 		}
 	}

@@ -687,13 +687,10 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 // applyStarts records every start of the guarantee: regular ones (the
 // main pass) and EASY's backfill, which ends by its time limit before any
 // reservation it could delay.
-func (c *cycle) applyStarts(core *model.Decision) error {
+func (c *cycle) applyStarts(core *model.Decision) {
 	for n, st := range core.Starts {
 		j := &c.s.Queued[c.core.Starts[n]]
-		cards, err := c.ids(st.Cards)
-		if err != nil {
-			return err
-		}
+		cards := c.core.StartCards[n]
 		e := c.queuedEst(c.core.Starts[n])
 		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason}
 		if st.Kind == model.Backfill {
@@ -707,21 +704,6 @@ func (c *cycle) applyStarts(core *model.Decision) error {
 		sp.hold = max(sp.hold, 1)
 		c.start(j, cards, e, sp)
 	}
-	return nil
-}
-
-func (c *cycle) ids(refs []model.CardRef) ([]int, error) {
-	ids := make([]int, len(refs))
-	next := 0 // EASY's decisions list cards in card order
-	for i, ref := range refs {
-		id, ok := c.lay.CardIDNear(ref, next)
-		if !ok {
-			return nil, fmt.Errorf("solver: card %s does not exist", ref)
-		}
-		ids[i] = id
-		next = id + 1
-	}
-	return ids, nil
 }
 
 // applyReservations holds EASY's reservations on EASY's cards. In the
@@ -745,10 +727,7 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 	// cards (a later reservation may sit before an earlier one's start).
 	for n, r := range core.Reservations {
 		j := &c.s.Queued[c.core.Reservations[n]]
-		cards, err := c.ids(r.Cards)
-		if err != nil {
-			return err
-		}
+		cards := c.core.ReservationCards[n]
 		limit := max(baseline.Rel(c.s.Now, r.Start), 1)
 		dur := max(baseline.Seconds(j.TimeLimit), 1)
 		rv := resv{job: j, t: limit, limit: limit, cards: cards, protect: n >= len(core.Reservations)-c.core.Large}

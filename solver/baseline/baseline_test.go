@@ -393,17 +393,26 @@ func TestPlanBriefIsPlanWithoutPending(t *testing.T) {
 		if len(brief.Pending) != 0 {
 			t.Fatalf("PlanBrief listed %d pending jobs", len(brief.Pending))
 		}
-		if len(b.Starts) != len(brief.Starts) || len(b.Reservations) != len(brief.Reservations) {
-			t.Fatalf("Brief indexes %d starts and %d reservations of %d and %d", len(b.Starts), len(b.Reservations), len(brief.Starts), len(brief.Reservations))
+		if len(b.Starts) != len(brief.Starts) || len(b.Reservations) != len(brief.Reservations) ||
+			len(b.StartCards) != len(brief.Starts) || len(b.ReservationCards) != len(brief.Reservations) {
+			t.Fatalf("Brief indexes %d starts and %d reservations (cards of %d and %d) of %d and %d",
+				len(b.Starts), len(b.Reservations), len(b.StartCards), len(b.ReservationCards), len(brief.Starts), len(brief.Reservations))
 		}
+		lay := s.Cluster.Layout()
 		for i, k := range b.Starts {
 			if s.Queued[k].ID != brief.Starts[i].JobID {
 				t.Fatalf("Brief.Starts[%d] is queued %d (%s), the start is %s", i, k, s.Queued[k].ID, brief.Starts[i].JobID)
+			}
+			if got := lay.Refs(b.StartCards[i]); !slices.Equal(got, brief.Starts[i].Cards) {
+				t.Fatalf("Brief.StartCards[%d] names %v, the start %v", i, got, brief.Starts[i].Cards)
 			}
 		}
 		for i, k := range b.Reservations {
 			if s.Queued[k].ID != brief.Reservations[i].JobID {
 				t.Fatalf("Brief.Reservations[%d] is queued %d (%s), the reservation is %s", i, k, s.Queued[k].ID, brief.Reservations[i].JobID)
+			}
+			if got := lay.Refs(b.ReservationCards[i]); !slices.Equal(got, brief.Reservations[i].Cards) {
+				t.Fatalf("Brief.ReservationCards[%d] names %v, the reservation %v", i, got, brief.Reservations[i].Cards)
 			}
 		}
 		full.Pending = nil

@@ -120,7 +120,7 @@ func (p *Profile) fresh() {
 	x.total = x.total0
 	x.stale = false
 	for c, r := range p.rel {
-		if !p.lay.Cards[c].Usable {
+		if !p.cardOK[c] {
 			continue
 		}
 		switch {

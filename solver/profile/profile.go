@@ -64,6 +64,10 @@ type Profile struct {
 	lay   *model.Layout
 	rel   []int64
 	spans [][]span
+	// cardOK is each card's Layout.Cards[c].Usable, packed: FreeNow and
+	// FreeOver read it per card, and the layout's card records are 32
+	// bytes wide.
+	cardOK []bool
 	// nodeOf is each card's node, packed: placement reads it per candidate
 	// card, and the layout's card records are 8 times wider.
 	nodeOf []int32
@@ -142,11 +146,13 @@ func New(lay *model.Layout) *Profile {
 		group:     make([]int32, len(lay.Nodes)),
 		nodeOf:    make([]int32, len(lay.Cards)),
 		evAt:      make([]int64, len(lay.Cards)),
+		cardOK:    make([]bool, len(lay.Cards)),
 		freeDirty: true,
 		usable:    -1,
 	}
 	for c := range lay.Cards {
 		p.nodeOf[c] = lay.Cards[c].Node
+		p.cardOK[c] = lay.Cards[c].Usable
 	}
 	ns := int32(len(lay.Switches))
 	for i, n := range lay.Nodes {
@@ -214,13 +220,36 @@ func (p *Profile) Hold(card int, until int64) {
 	}
 }
 
+// HoldAll is Hold of each of the cards until the same time: a running
+// job's, loaded in one pass (a planner that loads every cycle holds
+// every busy card).
+func (p *Profile) HoldAll(cards []int, until int64) {
+	held := false
+	for _, c := range cards {
+		if until <= p.rel[c] {
+			continue
+		}
+		if p.rel[c] == 0 && p.cardOK[c] {
+			p.noteBusy(c)
+		}
+		p.rel[c] = until
+		p.busyChanged(p.nodeOf[c])
+		p.noteChanged(c)
+		held = true
+	}
+	if held {
+		p.freeDirty = true
+		p.gen++
+	}
+}
+
 // noteBusy updates the index for a free card about to become busy now.
 func (p *Profile) noteBusy(card int) {
 	dd := int32(0)
 	if len(p.spans[card]) > 0 {
 		dd = -1
 	}
-	p.ix.change(p.lay.Cards[card].Node, -1, dd)
+	p.ix.change(p.nodeOf[card], -1, dd)
 }
 
 // Release returns when the card's current busy time ends: 0 when it is free now.
@@ -228,7 +257,7 @@ func (p *Profile) Release(card int) int64 { return p.rel[card] }
 
 // FreeNow reports whether a card is usable and free now.
 func (p *Profile) FreeNow(card int) bool {
-	return p.rel[card] == 0 && p.lay.Cards[card].Usable
+	return p.rel[card] == 0 && p.cardOK[card]
 }
 
 // Window returns how long a card stays free from the given time on: the
@@ -280,7 +309,7 @@ func (p *Profile) NextClaim(card int, at int64) int64 {
 
 // FreeOver reports whether a usable card is free over [start, end).
 func (p *Profile) FreeOver(card int, start, end int64) bool {
-	if !p.lay.Cards[card].Usable || start < p.rel[card] {
+	if !p.cardOK[card] || start < p.rel[card] {
 		return false
 	}
 	for _, s := range p.spans[card] {
@@ -327,24 +356,22 @@ func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 			p.startLog = append(p.startLog, int32(c))
 		} else {
 			p.spanLog = append(p.spanLog, int32(c))
-			if p.FreeNow(c) && len(p.spans[c]) == 0 {
-				p.ix.change(p.lay.Cards[c].Node, 0, 1)
+			sp := p.spans[c]
+			if len(sp) == 0 && p.rel[c] == 0 { // usable: FreeOver said so
+				p.ix.change(p.nodeOf[c], 0, 1)
 			}
-			if sp := p.spans[c]; len(sp) == 0 || sp[len(sp)-1].start < start {
-				// After every span it has (the common case: none).
-				p.spans[c] = append(sp, span{start, end, protect})
-				continue
+			// After the spans that start before it (most often none:
+			// the card's first, or a claim before its reservation).
+			i := len(sp)
+			for i > 0 && sp[i-1].start >= start {
+				i--
 			}
-			i, _ := slices.BinarySearchFunc(p.spans[c], start, func(s span, t int64) int {
-				switch {
-				case s.start < t:
-					return -1
-				case s.start > t:
-					return 1
-				}
-				return 0
-			})
-			p.spans[c] = slices.Insert(p.spans[c], i, span{start, end, protect})
+			sp = append(sp, span{})
+			for k := len(sp) - 1; k > i; k-- { // a span or two: no memmove
+				sp[k] = sp[k-1]
+			}
+			sp[i] = span{start, end, protect}
+			p.spans[c] = sp
 		}
 	}
 	p.gen++
@@ -371,8 +398,8 @@ func (p *Profile) noteChanged(c int) {
 // base event (an event stays put once free, so a card freed since is
 // changed). A card with reservations or an unusable one is changed.
 func (p *Profile) unchanged(c int32) bool {
-	if !p.lay.Cards[c].Usable || len(p.spans[c]) > 0 {
-		return !p.lay.Cards[c].Usable && p.evAt[c] < 0
+	if !p.cardOK[c] || len(p.spans[c]) > 0 {
+		return !p.cardOK[c] && p.evAt[c] < 0
 	}
 	if r := p.rel[c]; r > 0 {
 		return r+p.evClock == p.evAt[c]
@@ -383,7 +410,7 @@ func (p *Profile) unchanged(c int32) bool {
 // record notes what the streams hold of card c now (evAt).
 func (p *Profile) record(c int) {
 	switch {
-	case !p.lay.Cards[c].Usable || len(p.spans[c]) > 0:
+	case !p.cardOK[c] || len(p.spans[c]) > 0:
 		p.evAt[c] = -1
 	case p.rel[c] > 0:
 		p.evAt[c] = p.rel[c] + p.evClock

@@ -87,7 +87,7 @@ func (p *Profile) Set(card int, until int64) {
 	switch {
 	case until == 0 && p.rel[card] != 0:
 		p.rel[card] = 0
-		if p.lay.Cards[card].Usable {
+		if p.cardOK[card] {
 			p.ix.change(node, 1, 0)
 			p.freeDirty = true
 		}

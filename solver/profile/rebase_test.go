@@ -134,3 +134,61 @@ func compareProfiles(t *rapid.T, a, b *Profile) {
 		t.Fatalf("event streams differ:\nbase %v\n  vs %v\nin %v\n  vs %v\nout %v\n  vs %v", ab, bb, ai, bi, ao, bo)
 	}
 }
+
+// TestHoldAllIsHold: holding a job's cards in one pass leaves the profile
+// one Hold per card leaves — busy times, index, free list, events and the
+// answers to FitNow — over overlapping jobs, later and earlier times,
+// cards with reservations, and a fresh or a reset profile.
+func TestHoldAllIsHold(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lay := randomCluster(t).Layout()
+		all, one := New(lay), New(lay)
+		if rapid.Bool().Draw(t, "reset") {
+			all.Reset()
+			one.Reset()
+		}
+		n := len(lay.Cards)
+		for range rapid.IntRange(0, 2).Draw(t, "reservations") {
+			req := randomRequest(t, "resreq")
+			dur := rapid.Int64Range(1, 30).Draw(t, "resdur")
+			if at, rc, ok := all.EarliestStart(rapid.Int64Range(0, 20).Draw(t, "after"), dur, req); ok {
+				if err := all.Reserve(rc, at, at+dur); err != nil {
+					t.Fatal(err)
+				}
+				if err := one.Reserve(rc, at, at+dur); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if rapid.Bool().Draw(t, "listed") { // a free list to bring up to date
+			all.FreeCards()
+			one.FreeCards()
+		}
+		for range rapid.IntRange(1, 6).Draw(t, "jobs") {
+			var cards []int
+			for c := range n {
+				if rapid.IntRange(0, 2).Draw(t, "card") == 0 {
+					cards = append(cards, c)
+				}
+			}
+			until := rapid.Int64Range(1, 60).Draw(t, "until")
+			gen := all.gen
+			changes := slices.ContainsFunc(cards, func(c int) bool { return all.Release(c) < until })
+			all.HoldAll(cards, until)
+			for _, c := range cards {
+				one.Hold(c, until)
+			}
+			if changes == (all.gen == gen) {
+				t.Fatalf("HoldAll changed busy times: %v; the state version moved from %d to %d", changes, gen, all.gen)
+			}
+		}
+		compareProfiles(t, all, one)
+		req := randomRequest(t, "req")
+		dur := rapid.Int64Range(1, 30).Draw(t, "dur")
+		a, oa := all.FitNow(dur, req)
+		b, ob := one.FitNow(dur, req)
+		if oa != ob || !slices.Equal(a, b) {
+			t.Fatalf("FitNow(%d, %v): HoldAll %v %v, Hold %v %v", dur, req, a, oa, b, ob)
+		}
+	})
+}

@@ -456,7 +456,7 @@ func byEnd(a, b gap) int {
 // appendEvents appends card c's events: a base event when no reservation
 // holds it, else its free gaps.
 func (p *Profile) appendEvents(c int, base *[]baseEvent, gaps *[]gap) {
-	if !p.lay.Cards[c].Usable {
+	if !p.cardOK[c] {
 		return
 	}
 	if len(p.spans[c]) == 0 {
