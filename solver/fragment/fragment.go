@@ -66,6 +66,28 @@ func ClassifyInto(p *profile.Profile, horizon int64, smallest int, of []model.Fr
 		}
 	}
 	for ni, n := range lay.Nodes {
+		if n.Len == 1 {
+			// One card (a flat machine's node): free, it is a temporal
+			// fragment or one card of no node that holds two.
+			c := n.First
+			switch {
+			case !lay.Cards[c].Usable:
+			case p.FreeNow(c):
+				w := p.Window(c, 0)
+				cl := model.FragmentCrossNode
+				if w != profile.Forever {
+					cl = model.FragmentTemporal
+				}
+				out.Of[c] = cl
+				count(cl, int32(ni), min(w, horizon))
+			default:
+				rel := p.Release(c)
+				if claim := p.NextClaim(c, rel); claim != profile.Forever && claim > rel && rel < horizon {
+					count(model.FragmentTemporal, int32(ni), min(claim, horizon)-rel)
+				}
+			}
+			continue
+		}
 		free, busy := 0, 0
 		for c := n.First; c < n.First+n.Len; c++ {
 			switch {
