@@ -205,3 +205,28 @@ func TestBriefIsPlanWithoutPending(t *testing.T) {
 		}
 	})
 }
+
+// TestLateCountsPastTheSlack: a plan is late when it answers more than
+// LateSlack past its budget, by the caller's clock (one that moves a fixed
+// step between its readings, an hour ahead so that no deadline passes).
+func TestLateCountsPastTheSlack(t *testing.T) {
+	budget := 50 * time.Millisecond
+	for _, c := range []struct {
+		step time.Duration
+		want int
+	}{{budget + LateSlack - time.Millisecond, 0}, {budget + LateSlack, 0}, {budget + LateSlack + time.Millisecond, 6}} {
+		at := time.Now().Add(time.Hour)
+		clock := func() time.Time { at = at.Add(c.step); return at }
+		pl, err := NewPlanner(model.PolicyEASY, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := MeasureSequence(context.Background(), pl, NewSequence(64, 20, 1, 30*time.Second), 1, 6, budget, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Late != c.want || res.BudgetCuts != 0 {
+			t.Errorf("every plan %v: %d late, %d cut; want %d late, none cut", c.step, res.Late, res.BudgetCuts, c.want)
+		}
+	}
+}

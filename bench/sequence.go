@@ -177,7 +177,15 @@ type SeqResult struct {
 	// MeanCut is the mean number of jobs a cut plan left unconsidered.
 	MeanCut float64 `json:"mean_cut"`
 	MaxMs   float64 `json:"max_ms"`
+	// Late counts the plans answered more than LateSlack past the budget:
+	// the budget is a bound when none is.
+	Late int `json:"late"`
 }
+
+// LateSlack is how far past its budget a plan may answer before
+// MeasureSequence counts it late: the slack of issue 15's bound for
+// conservative (its budget + 10 ms), applied to every policy.
+const LateSlack = 10 * time.Millisecond
 
 // MeasureSequence plans warmup and then cycles consecutive cycles of a
 // sequence with the planner, each under the budget, acting on each
@@ -214,6 +222,9 @@ func MeasureSequence(ctx context.Context, pl solver.Planner, q *Sequence, warmup
 			continue
 		}
 		lat = append(lat, float64(el)/float64(time.Millisecond))
+		if el > budget+LateSlack {
+			res.Late++
+		}
 		if d.Stats.Fallback {
 			res.Fallbacks++
 		}

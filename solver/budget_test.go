@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
+	"github.com/huitian/huitian/solver/baseline"
 )
 
 // checkComplete fails unless every queued job is started or pending once,
@@ -61,6 +64,17 @@ func TestHuitianPastTheBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A budget that does not run out decides as no budget: the
+		// guarantee's share of it (Config.GuaranteeShare) cuts nothing.
+		hour, cancelHour := context.WithTimeout(context.Background(), time.Hour)
+		defer cancelHour()
+		ample, err := h.Plan(hour, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(full, ample, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("an hour's budget decides otherwise than none (-none +hour):\n%s", diff)
+		}
 		expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
 		defer cancel()
 		d, err := h.Plan(expired, s)
@@ -101,4 +115,52 @@ func TestHuitianPastTheBudget(t *testing.T) {
 			t.Fatalf("cancelled: %v, want context.Canceled", err)
 		}
 	})
+}
+
+// TestSoonerDeadline: the guarantee's context ends at its share of the
+// time left, keeps the parent's cancellation, and is the parent itself
+// without a deadline, with a share of 1 or past the deadline.
+func TestSoonerDeadline(t *testing.T) {
+	bg := context.Background()
+	if got := sooner(bg, 0.6); got != bg {
+		t.Fatalf("no deadline: got a new context")
+	}
+	far, cancel := context.WithTimeout(bg, time.Hour)
+	defer cancel()
+	if got := sooner(far, 1); got != far {
+		t.Fatalf("share 1: got a new context")
+	}
+	past, cancelPast := context.WithDeadline(bg, time.Unix(0, 0))
+	defer cancelPast()
+	if got := sooner(past, 0.6); got != past {
+		t.Fatalf("past the deadline: got a new context")
+	}
+	before := time.Now()
+	got := sooner(far, 0.6)
+	after := time.Now()
+	dl, ok := got.Deadline()
+	parent, _ := far.Deadline()
+	if !ok {
+		t.Fatal("share 0.6: no deadline")
+	}
+	// 0.6 of the hour left from a moment between before and after.
+	lo := before.Add(36 * time.Minute).Add(-time.Second)
+	hi := after.Add(36 * time.Minute).Add(time.Second)
+	if dl.Before(lo) || dl.After(hi) || !dl.Before(parent) {
+		t.Fatalf("share 0.6 of an hour: deadline %v, want within [%v, %v] and before %v", dl, lo, hi, parent)
+	}
+	if err := baseline.Done(got); err != nil {
+		t.Fatalf("share 0.6 of an hour: Done %v", err)
+	}
+	cancel()
+	if err := got.Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("parent cancelled: Err %v, want context.Canceled", err)
+	}
+	// A deadline a share makes pass already is past for baseline.Done.
+	short, cancelShort := context.WithTimeout(bg, 20*time.Millisecond)
+	defer cancelShort()
+	cut := sooner(short, 1e-9)
+	if err := baseline.Done(cut); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a share of nothing: Done %v, want DeadlineExceeded", err)
+	}
 }

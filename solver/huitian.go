@@ -97,6 +97,15 @@ type Config struct {
 	// 3 days failed 8 of 12 runs aligned, 2 with best fit.
 	AlignEnds   bool
 	AlignSpread float64
+	// GuaranteeShare is the share of the time budget left after the
+	// cycle is set up that the guarantee may use (default 0.6; 1 lets it
+	// use it all). The phases after it — the predicted profile, holding
+	// the guarantee's starts and reservations, labelling fragments — run
+	// whatever is left and are not cut; backfill beyond EASY and the
+	// waiting jobs' estimates are. Let the guarantee run to the deadline
+	// and a cut plan answered 20–50 ms past a 50 ms budget at 65,536
+	// cards and 20,000 queued (bench/README.md).
+	GuaranteeShare float64
 }
 
 // DefaultConfig returns the documented defaults.
@@ -105,7 +114,7 @@ func DefaultConfig() Config {
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
 		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour, ShortestFirst: true,
 		SuspendMaxProb: 0.5, SaturatedBacklog: 24 * time.Hour, LargeDepth: 1,
-		AlignEnds: true, AlignSpread: math.Log(3),
+		AlignEnds: true, AlignSpread: math.Log(3), GuaranteeShare: 0.6,
 	}
 }
 
@@ -234,6 +243,9 @@ func NewHuitianGreedy(cfg Config) *Huitian {
 	}
 	if cfg.SaturatedBacklog <= 0 {
 		cfg.SaturatedBacklog = 24 * time.Hour
+	}
+	if cfg.GuaranteeShare <= 0 || cfg.GuaranteeShare > 1 {
+		cfg.GuaranteeShare = 1
 	}
 	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg), core: baseline.New(baseline.Params{})}
 }
@@ -542,7 +554,7 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	}
 	// 1. The guarantee: EASY's decision on the time limits, and whether
 	// making backfill jobs yield starts the head markedly earlier.
-	core, planned, tell, err := c.guarantee(ctx)
+	core, planned, tell, err := c.guarantee(sooner(ctx, h.cfg.GuaranteeShare))
 	if err != nil {
 		return nil, err
 	}
@@ -824,6 +836,31 @@ func cancelled(ctx context.Context) error {
 	return nil
 }
 
+// shared is a context whose deadline comes before its parent's; its
+// cancellation is the parent's. No timer fires at the earlier deadline:
+// the planners read it through baseline.Done.
+type shared struct {
+	context.Context
+	at time.Time
+}
+
+func (c shared) Deadline() (time.Time, bool) { return c.at, true }
+
+// sooner returns ctx with its deadline moved to share of the time left
+// until it, from now; ctx itself without a deadline, a share of 1 or a
+// deadline passed.
+func sooner(ctx context.Context, share float64) context.Context {
+	dl, ok := ctx.Deadline()
+	if !ok || share >= 1 {
+		return ctx
+	}
+	left := time.Until(dl)
+	if left <= 0 {
+		return ctx
+	}
+	return shared{ctx, dl.Add(-time.Duration((1 - share) * float64(left)))}
+}
+
 // queueOrder: higher effective priority first (priority plus the bounded
 // compensation of requeued jobs), then earlier submit, then id.
 func (h *Huitian) queueOrder(q []model.Job) []int {
@@ -919,6 +956,13 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 		c.d.Stats.Candidates = len(candidates)
 		return
 	}
+	if !c.saturated() && len(candidates) > 0 && baseline.Done(ctx) != nil {
+		// Past the budget already: ordering the candidates (a twentieth
+		// of a plan at 20,000 queued) would only make the answer later.
+		c.d.Stats.Candidates = len(candidates)
+		c.cut(candidates)
+		return
+	}
 	if h.cfg.ShortestFirst {
 		keyed := resized(&h.keyed, len(candidates))
 		for k, idx := range candidates {
@@ -960,14 +1004,19 @@ func (c *cycle) backfillBeyond(ctx context.Context, candidates []int) {
 	// and reservations are in already, so a cut here only backfills less.
 	for k, idx := range candidates {
 		if baseline.Done(ctx) != nil {
-			c.d.Stats.Fallback = true
-			c.d.Stats.BudgetCut += len(candidates) - k
-			for _, idx := range candidates[k:] {
-				c.pending(idx, model.PendingResources, "not considered this cycle: the planner's time budget ran out")
-			}
+			c.cut(candidates[k:])
 			return
 		}
 		c.backfill(idx)
+	}
+}
+
+// cut leaves the candidates unconsidered: the budget ran out.
+func (c *cycle) cut(candidates []int) {
+	c.d.Stats.Fallback = true
+	c.d.Stats.BudgetCut += len(candidates)
+	for _, idx := range candidates {
+		c.pending(idx, model.PendingResources, "not considered this cycle: the planner's time budget ran out")
 	}
 }
 
@@ -1078,7 +1127,10 @@ type startSpec struct {
 	kind   model.AllocKind
 	frag   model.FragmentClass
 	reason string
-	risk   risk // zero for a start no reservation can claim
+	// refs, when not nil, are the cards' references as the guarantee's
+	// decision gave them (read-only, as every decision's slices).
+	refs []model.CardRef
+	risk risk // zero for a start no reservation can claim
 	// windowEnd, for a job admitted on its predicted runtime into cards a
 	// reservation claims, is when it must have ended: past it, it yields
 	// (requeued if it cannot checkpoint) once its cards start that job.
@@ -1096,8 +1148,12 @@ func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
 	for _, id := range cards {
 		c.holder[id] = startedHolder(k)
 	}
+	refs := sp.refs
+	if refs == nil {
+		refs = c.lay.Refs(cards)
+	}
 	st := model.Start{
-		JobID: j.ID, Cards: c.lay.Refs(cards), Kind: sp.kind, Fragment: sp.frag, Reason: sp.reason,
+		JobID: j.ID, Cards: refs, Kind: sp.kind, Fragment: sp.frag, Reason: sp.reason,
 		PreemptProb: sp.risk.prob, Unbounded: !sp.risk.claimed,
 	}
 	if sp.risk.claimed {

@@ -692,7 +692,7 @@ func (c *cycle) applyStarts(core *model.Decision) {
 		j := &c.s.Queued[c.core.Starts[n]]
 		cards := c.core.StartCards[n]
 		e := c.queuedEst(c.core.Starts[n])
-		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason}
+		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason, refs: st.Cards}
 		if st.Kind == model.Backfill {
 			sp.reason = "safe backfill: ends by its time limit before any reservation it could delay (EASY); " + st.Reason
 		}
