@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver"
 )
 
@@ -228,5 +230,69 @@ func TestLateCountsPastTheSlack(t *testing.T) {
 		if res.Late != c.want || res.BudgetCuts != 0 {
 			t.Errorf("every plan %v: %d late, %d cut; want %d late, none cut", c.step, res.Late, res.BudgetCuts, c.want)
 		}
+	}
+}
+
+// TestCancelledPlanLeavesNoTrace: a plan the caller gives up on, at any
+// check of its context, returns context.Canceled (or, when it had
+// finished, its decision), and the planner then decides every later
+// cycle exactly as one that was never asked that plan, for every
+// policy. The large case has more running jobs than a phase reads
+// between two checks (solver's cancelEvery).
+func TestCancelledPlanLeavesNoTrace(t *testing.T) {
+	hist := History(200, 3)
+	// fataler is what check needs of a *testing.T or a *rapid.T.
+	type fataler interface {
+		Fatal(...any)
+		Fatalf(string, ...any)
+	}
+	check := func(t fataler, p model.Policy, q *Sequence, cycles int, left func(n int) int) {
+		live, err := NewPlanner(p, hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clean, err := NewPlanner(p, hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range cycles {
+			s := q.Snapshot()
+			k := left(n)
+			ctx := &modeltest.Countdown{Context: context.Background(), Left: k, Fail: context.Canceled}
+			if _, err := live.Plan(ctx, s); err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatalf("%s, cycle %d, cancelled after %d checks: %v", p, n, k, err)
+			}
+			d, err := live.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatalf("%s, cycle %d: %v", p, n, err)
+			}
+			want, err := clean.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatalf("%s, cycle %d, never cancelled: %v", p, n, err)
+			}
+			if diff := cmp.Diff(want, d, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s, cycle %d: after a plan cancelled at check %d the planner decides otherwise (-never cancelled +after):\n%s", p, n, k, diff)
+			}
+			evs := q.Advance(d)
+			for _, pl := range []solver.Planner{live, clean} {
+				if l, ok := pl.(solver.Learner); ok {
+					l.Decided(s, d)
+					for _, e := range evs {
+						l.Observe(e)
+					}
+				}
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		p, q, cycles := drawRun(t, 80)
+		check(t, p, q, cycles, func(n int) int {
+			return rapid.IntRange(0, 400).Draw(t, fmt.Sprintf("left%d", n))
+		})
+	})
+	// Cancelled at each of a large cluster's first checks in turn: some
+	// in the middle of reading the running jobs.
+	for _, p := range allPolicies {
+		check(t, p, NewSequence(16384, 300, 7, 30*time.Second), 5, func(n int) int { return n })
 	}
 }

@@ -254,11 +254,11 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 		h.mem.window[id] = now.Add(30 * time.Minute)
 	}
 	s.Options.OverrunGrace = time.Minute
-	cy, err := h.newCycle(s)
+	cy, err := h.newCycle(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cy.load(nil); err != nil {
+	if err := cy.load(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	const at = 40 * 60
