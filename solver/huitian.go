@@ -447,16 +447,14 @@ func (h *Huitian) estimate(e *estEntry, j *model.Job) {
 	*e = estEntry{ratios: r, basis: b, tok: tok}
 }
 
-// runEst is a running job's runtime distribution as the last cycle
-// computed it, with what it was computed from: a job that still has the
-// same user, class, card count and limit, while the token is current, has
-// the same distribution (a function of those and of the
-// history the token stands for).
-// runKey is what a slot of Huitian.runSlots holds for: what a running job
-// must match to have the slot's distribution (runEst, in runVals at the
-// same index), and when it was last read. One cache line: at 65,536
-// cards the 28,000 running jobs' slots were read every cycle, the
-// distributions with them (280 bytes a slot, out of cache), in 11 ms.
+// runKey is what a slot of Huitian.runSlots was computed from, and when
+// it was last read: a running job that still has the same user, class,
+// card count and limit, while the entry's token is the slot's, has the
+// slot's distribution (runEst, in runVals at the same index: a function
+// of those and of the history the token stands for). One cache line: at
+// 65,536 cards the 28,000 running jobs' slots are read every cycle; read
+// with their distributions (280 bytes a slot, out of cache) they took
+// 11 ms a cycle.
 type runKey struct {
 	user, class string
 	cards       int
@@ -465,7 +463,8 @@ type runKey struct {
 	seen        uint64    // the cycle that last read it (Huitian.cycles)
 }
 
-// runEst is a slot's distribution.
+// runEst is a slot's distribution as the cycle that last computed it
+// left it, with the token of the entry it was scaled from.
 type runEst struct {
 	tok  estimate.Token // entry's when the distribution was scaled
 	dist estimate.Dist
