@@ -98,8 +98,8 @@ type Config struct {
 	AlignEnds   bool
 	AlignSpread float64
 	// GuaranteeShare is the share of the time budget left after the
-	// cycle is set up that the guarantee may use (default 0.6; 1 lets it
-	// use it all). The phases after it — the predicted profile, holding
+	// cycle is set up that the guarantee may use (default 0.6, also when
+	// 0; 1, or more, lets it use it all). The phases after it — the predicted profile, holding
 	// the guarantee's starts and reservations, labelling fragments — run
 	// whatever is left and are not cut; backfill beyond EASY and the
 	// waiting jobs' estimates are. Let the guarantee run to the deadline
@@ -108,13 +108,16 @@ type Config struct {
 	GuaranteeShare float64
 }
 
+// defaultGuaranteeShare is Config.GuaranteeShare's default.
+const defaultGuaranteeShare = 0.6
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
 		Tune: tune.Defaults(), Preempt: preempt.Defaults(),
 		Quantile: 0.8, Depth: 1, PendingEstimates: 16, Horizon: 24 * time.Hour, ShortestFirst: true,
 		SuspendMaxProb: 0.5, SaturatedBacklog: 24 * time.Hour, LargeDepth: 1,
-		AlignEnds: true, AlignSpread: math.Log(3), GuaranteeShare: 0.6,
+		AlignEnds: true, AlignSpread: math.Log(3), GuaranteeShare: defaultGuaranteeShare,
 	}
 }
 
@@ -247,7 +250,10 @@ func NewHuitianGreedy(cfg Config) *Huitian {
 	if cfg.SaturatedBacklog <= 0 {
 		cfg.SaturatedBacklog = 24 * time.Hour
 	}
-	if cfg.GuaranteeShare <= 0 || cfg.GuaranteeShare > 1 {
+	switch {
+	case cfg.GuaranteeShare <= 0:
+		cfg.GuaranteeShare = defaultGuaranteeShare
+	case cfg.GuaranteeShare > 1:
 		cfg.GuaranteeShare = 1
 	}
 	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg), core: baseline.New(baseline.Params{})}
