@@ -218,6 +218,60 @@ func TestNoLendingBeyondEASYWhenSaturated(t *testing.T) {
 	}
 }
 
+// TestLendingBeyondEASYInQueueOrder: one card is free until the head's
+// reservation an hour away; two 1-card jobs with 4-hour limits could use
+// it on their estimates (not on their limits): ann's, submitted first,
+// runs 20 minutes, bob's 10. By default the card goes to ann's, the job
+// that waited longer; shortest first (EASY++'s order) to bob's.
+func TestLendingBeyondEASYInQueueOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		shortestFirst bool
+		lent          string
+	}{
+		{"queue order (default)", false, "ann1"},
+		{"shortest first", true, "bob1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := modeltest.Uniform(1, 4, 0)
+			now := modeltest.Epoch.Add(100 * time.Hour)
+			main := modeltest.Job("main").Cards(3).Limit(2 * time.Hour).Build()
+			s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{
+				modeltest.Running(main, now.Add(-time.Hour), modeltest.Refs("n000", 0, 3)...)}}
+			s.Queued = []model.Job{
+				modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build(),
+				modeltest.Job("ann1").User("ann").Cards(1).Limit(4 * time.Hour).SubmitAfter(2 * time.Hour).Build(),
+				modeltest.Job("bob1").User("bob").Cards(1).Limit(4 * time.Hour).SubmitAfter(3 * time.Hour).Build(),
+			}
+			cfg := DefaultConfig()
+			if cfg.ShortestFirst {
+				t.Fatal("DefaultConfig lends shortest first, want queue order")
+			}
+			cfg.ShortestFirst = tc.shortestFirst
+			h := NewHuitianGreedy(cfg)
+			for k := range 20 {
+				start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
+				observeFinished(h, modeltest.Job(fmt.Sprintf("a%d", k)).User("ann").Cards(1).Limit(4*time.Hour).Build(), start, 20*time.Minute)
+				observeFinished(h, modeltest.Job(fmt.Sprintf("b%d", k)).User("bob").Cards(1).Limit(4*time.Hour).Build(), start, 10*time.Minute)
+			}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			d, err := h.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var started []string
+			for _, st := range d.Starts {
+				started = append(started, st.JobID)
+			}
+			if !slices.Equal(started, []string{tc.lent}) {
+				t.Fatalf("started %v, want [%s] (pending %+v)", started, tc.lent, d.Pending)
+			}
+		})
+	}
+}
+
 // TestSurvivalCountsEarlierWindows: a reservation's risk budget starts from
 // the windowed jobs already on its cards — P(none of them still runs at
 // the claim) — and only those: a regular job, a checkpointable windowed
