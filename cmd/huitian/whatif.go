@@ -35,6 +35,7 @@ type whatifFlags struct {
 	jobsDir, reportDir                                                     string
 	pair                                                                   string
 	ties                                                                   string
+	replicas                                                               int
 	suite                                                                  suiteFlags
 	// shard is --shard (i/n, "" for the whole sweep), shardOut --shard-out.
 	shard, shardOut string
@@ -95,8 +96,20 @@ Measures, besides wait, flow, bounded slowdown and utilization:
                that of the jobs the reference started as regular: different
                jobs per policy (one that backfills more leaves mostly the
                large jobs as main jobs); compare the size classes instead. The runs are chaotic: one different start changes
-everything after it, so compare policies over several seeds before trusting a
-difference of a few percent. Bad flags and unreadable inputs exit with status 2.
+everything after it, so compare policies over several seeds, or over
+replicas of a trace (--replicas), before trusting a difference of a few
+percent. Bad flags and unreadable inputs exit with status 2.
+
+--replicas N replays the trace and N-1 replicas of it, each with a seeded
+2% of its jobs submitted 1–120 s later, under every policy, and prints each
+policy's ratios to the --reference policy on the same jobs of the same
+replica (average and p95 wait, average bounded slowdown, each size class's
+mean wait, the largest class's p95) as mean ± standard error over the
+replicas, with their range. easy+1m among the policies shows the spread
+that chance alone gives.
+
+  huitian whatif --trace KTH-SP2.swf.gz --filter strong --cluster flat:80 \
+      --policy easy,huitian-greedy,easy+1m --replicas 27
 
 --suite runs the robustness suite instead of one trace: every SWF trace in
 --traces, the Philly VC trace and synthetic workloads (--suite-seeds), each
@@ -132,6 +145,7 @@ when a policy's row fails.
 	addSuiteFlags(fl, &f.suite)
 	fl.StringVar(&f.shard, "shard", "", "i/n: make only part i (from 0) of n of the runs (workload × policy, numbered in order; run k is part k mod n's) and write them as a partial result for huitian whatif merge")
 	fl.StringVar(&f.shardOut, "shard-out", "", "--shard: write the partial result to this file (default: standard output)")
+	fl.IntVar(&f.replicas, "replicas", 0, "compare the policies over the trace and this many minus one replicas of it (2% of jobs submitted 1–120 s later, seeded): ratios to --reference as mean ± standard error; 0: one run")
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
 	f.prof.flags(fl)
 	cmd.AddCommand(newWhatifMergeCmd())
@@ -237,6 +251,18 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	if f.pair != "" && f.shard != "" {
 		return exitWith(2, errors.New("--pair: one run, nothing to shard"))
 	}
+	if f.replicas != 0 {
+		switch {
+		case f.replicas < 2:
+			return exitWith(2, fmt.Errorf("--replicas: %d: want at least 2 (the trace and a replica)", f.replicas))
+		case f.pair != "" || f.shard != "" || f.jobsDir != "" || f.reportDir != "":
+			return exitWith(2, errors.New("--replicas: not with --pair, --shard, --jobs or --report"))
+		case !slices.ContainsFunc(runs, func(pr policyRun) bool { return pr.name == f.reference }):
+			return exitWith(2, fmt.Errorf("--replicas: compares with --reference %s: give it among --policy", f.reference))
+		case len(runs) < 2:
+			return exitWith(2, errors.New("--replicas: give the --reference policy and at least one other"))
+		}
+	}
 	if f.pair != "" && len(runs) != 2 {
 		return exitWith(2, fmt.Errorf("--pair: %q: want two policies, LEAD,SHADOW", f.pair))
 	}
@@ -301,22 +327,20 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	if f.pair != "" {
 		return runPaired(cmd, f, tr, runs, est, cycles, ties)
 	}
+	cfg := sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit, Interval: f.interval, Cycles: cycles, Ties: ties}
+	if f.replicas != 0 {
+		return runReplicas(cmd, f, tr, runs, cfg, format, len(lay.Nodes), len(lay.Cards))
+	}
 
 	// 2. Every policy in parallel (sim.Sweep), each with its own planner
 	// and its own cluster; with --shard, only the shard's policies.
 	wi := sim.WhatIf{
 		Jobs:       tr.Jobs,
 		NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(f.cluster, tr.MaxCards) },
-		Config: sim.Config{
-			Estimates:   est,
-			KeepOverrun: !f.killAtLimit,
-			Interval:    f.interval,
-			Cycles:      cycles,
-			Ties:        ties,
-			// A shard records the series: the merge may be asked for a report.
-			Series: f.reportDir != "" || f.shard != "",
-		},
+		Config:     cfg,
 	}
+	// A shard records the series: the merge may be asked for a report.
+	wi.Config.Series = f.reportDir != "" || f.shard != ""
 	for _, pr := range runs {
 		wi.Policies = append(wi.Policies, simPolicy(pr))
 	}

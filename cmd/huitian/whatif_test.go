@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -131,6 +132,12 @@ func TestWhatifBadInput(t *testing.T) {
 		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs,hybrid"},
 		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs", "--policy", "easy"},
 		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs", "--jobs", t.TempDir()},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "1"},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "-3"},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy", "--replicas", "3"},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "fcfs,conservative", "--replicas", "3"},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "3", "--shard", "0/2"},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "3", "--report", t.TempDir()},
 	} {
 		_, _, err := runCLI(t, args...)
 		var ee *exitError
@@ -280,5 +287,68 @@ func TestWhatifPlacementSuffix(t *testing.T) {
 	}
 	if same(0, 2) {
 		t.Errorf("easy+aligned placed as easy does: %+v", r)
+	}
+}
+
+// TestWhatifReplicas: --replicas compares each policy with the reference
+// replica by replica; the first replica is the trace itself, so its
+// ratios are those of a plain run's same jobs, and the mean and standard
+// error are those of the listed values.
+func TestWhatifReplicas(t *testing.T) {
+	args := []string{"whatif", "--trace", "synth:jobs=400,seed=3,load=1.1,cards=32", "--cluster", "hgx:4", "--policy", "easy,fcfs"}
+	out, stderr, err := runCLI(t, append(args, "--replicas", "4", "--json")...)
+	if err != nil {
+		t.Fatalf("whatif --replicas: %v\n%s", err, stderr)
+	}
+	var got replicaOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if got.Replicas != 4 || got.Reference != "easy" || len(got.Policies) != 1 || got.Policies[0].Policy != "fcfs" {
+		t.Fatalf("replicas %d, reference %q, policies %+v", got.Replicas, got.Reference, got.Policies)
+	}
+	plain, stderr, err := runCLI(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	var one struct {
+		Results []struct {
+			AvgWait float64 `json:"avg_wait_s"`
+			P95Wait float64 `json:"p95_wait_s"`
+			AvgBSLD float64 `json:"avg_bsld"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(plain), &one); err != nil {
+		t.Fatal(err)
+	}
+	easy, fcfs := one.Results[0], one.Results[1]
+	want := map[string]float64{"avg wait": fcfs.AvgWait / easy.AvgWait, "p95 wait": fcfs.P95Wait / easy.P95Wait, "avg bsld": fcfs.AvgBSLD / easy.AvgBSLD}
+	differ := false
+	for _, m := range got.Policies[0].Measures {
+		if len(m.Values) != m.Replicas || m.Replicas != 4 {
+			t.Fatalf("%s: %d values over %d replicas, want 4", m.Measure, len(m.Values), m.Replicas)
+		}
+		if w, ok := want[m.Measure]; ok && m.Values[0] != w {
+			t.Errorf("%s: the trace's own replica reads %v, a plain run %v", m.Measure, m.Values[0], w)
+		}
+		mean, lo, hi := 0.0, m.Values[0], m.Values[0]
+		for _, v := range m.Values {
+			mean += v / 4
+			lo, hi = min(lo, v), max(hi, v)
+			differ = differ || v != m.Values[0]
+		}
+		if math.Abs(mean-m.Mean) > 1e-12 || lo != m.Min || hi != m.Max || !(m.StdErr >= 0) {
+			t.Errorf("%s: mean %v ± %v [%v, %v] of %v", m.Measure, m.Mean, m.StdErr, m.Min, m.Max, m.Values)
+		}
+	}
+	if !differ {
+		t.Error("every replica read the same: were they replicas?")
+	}
+	table, _, err := runCLI(t, append(args, "--replicas", "2")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table, "2 replicas of synth:") || !strings.Contains(table, "fcfs") || !strings.Contains(table, "p95 wait") {
+		t.Errorf("table:\n%s", table)
 	}
 }
