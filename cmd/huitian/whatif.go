@@ -228,6 +228,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	defer func() { err = errors.Join(err, stop()) }()
 	if f.suite.on {
+		if f.replicas != 0 {
+			return exitWith(2, errors.New("--replicas: not with --suite"))
+		}
 		return runSuite(cmd, f, shard)
 	}
 	// 1. Flags and inputs: every problem here exits with status 2.
