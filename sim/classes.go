@@ -222,17 +222,18 @@ func CompareClasses(run, ref *Result) ([]SameJobs, error) {
 			s.MeanWait, s.P95Wait = meanP95(c.w)
 			s.RefMeanWait, s.RefP95Wait = meanP95(c.rw)
 			s.MeanBSLD, s.RefMeanBSLD = c.bsld/n, c.refBSLD/n
-			s.MeanWaitRatio = ratio(s.MeanWait, s.RefMeanWait)
-			s.P95WaitRatio = ratio(s.P95Wait, s.RefP95Wait)
-			s.BSLDRatio = ratio(s.MeanBSLD, s.RefMeanBSLD)
+			s.MeanWaitRatio = Ratio(s.MeanWait, s.RefMeanWait)
+			s.P95WaitRatio = Ratio(s.P95Wait, s.RefP95Wait)
+			s.BSLDRatio = Ratio(s.MeanBSLD, s.RefMeanBSLD)
 		}
 		out[i] = s
 	}
 	return out, nil
 }
 
-// ratio is a / ref: 1 when both are 0, nil when only ref is.
-func ratio(a, ref float64) *float64 {
+// Ratio is a / ref: 1 when both are 0, nil when only ref is (or either is
+// not a number).
+func Ratio(a, ref float64) *float64 {
 	var r float64
 	switch {
 	case ref != 0:

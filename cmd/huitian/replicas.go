@@ -33,16 +33,19 @@ type replicaPolicy struct {
 }
 
 // replicaMeasure is one ratio over the replicas where it is defined
-// (the reference's figure is not 0): its mean, the standard error of
-// that mean, and its range.
+// (sim.Ratio: not where only the reference's figure is 0): its mean, the
+// standard error of that mean (from two replicas on), and its range; null
+// where no replica defines it.
 type replicaMeasure struct {
-	Measure  string    `json:"measure"`
-	Replicas int       `json:"replicas"`
-	Mean     float64   `json:"mean"`
-	StdErr   float64   `json:"std_error"`
-	Min      float64   `json:"min"`
-	Max      float64   `json:"max"`
-	Values   []float64 `json:"values"` // per replica, in replica order; NaN where undefined is left out
+	Measure  string   `json:"measure"`
+	Replicas int      `json:"replicas"`
+	Mean     *float64 `json:"mean"`
+	StdErr   *float64 `json:"std_error"`
+	Min      *float64 `json:"min"`
+	Max      *float64 `json:"max"`
+	// Values are the ratios of the replicas that define it, in replica
+	// order.
+	Values []float64 `json:"values"`
 }
 
 // runReplicas replays the trace and f.replicas-1 replicas of it
@@ -135,17 +138,10 @@ type namedRatio struct {
 // overall figures, then each size class's mean wait on the same jobs and
 // the largest class's p95.
 func replicaRatios(run, ref sim.Summary, same []sim.SameJobs) []namedRatio {
-	div := func(a, b float64) *float64 {
-		if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
-			return nil
-		}
-		r := a / b
-		return &r
-	}
 	out := []namedRatio{
-		{"avg wait", div(run.AvgWait, ref.AvgWait)},
-		{"p95 wait", div(run.P95Wait, ref.P95Wait)},
-		{"avg bsld", div(run.AvgBSLD, ref.AvgBSLD)},
+		{"avg wait", sim.Ratio(run.AvgWait, ref.AvgWait)},
+		{"p95 wait", sim.Ratio(run.P95Wait, ref.P95Wait)},
+		{"avg bsld", sim.Ratio(run.AvgBSLD, ref.AvgBSLD)},
 	}
 	for _, c := range same {
 		if c.Jobs > 0 {
@@ -160,15 +156,15 @@ func replicaRatios(run, ref sim.Summary, same []sim.SameJobs) []namedRatio {
 
 // summarizeRatios is the mean, standard error and range of vs.
 func summarizeRatios(name string, vs []float64) replicaMeasure {
-	m := replicaMeasure{Measure: name, Replicas: len(vs), Values: vs, Mean: math.NaN(), StdErr: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	m := replicaMeasure{Measure: name, Replicas: len(vs), Values: vs}
 	if len(vs) == 0 {
+		m.Values = []float64{}
 		return m
 	}
-	m.Mean = stat.Mean(vs, nil)
+	m.Mean, m.Min, m.Max = new(stat.Mean(vs, nil)), new(slices.Min(vs)), new(slices.Max(vs))
 	if len(vs) > 1 {
-		m.StdErr = stat.StdDev(vs, nil) / math.Sqrt(float64(len(vs)))
+		m.StdErr = new(stat.StdDev(vs, nil) / math.Sqrt(float64(len(vs))))
 	}
-	m.Min, m.Max = slices.Min(vs), slices.Max(vs)
 	return m
 }
 
@@ -182,7 +178,8 @@ func writeReplicas(cmd *cobra.Command, o *replicaOutput) error {
 	fmt.Fprintln(tw, "policy\tmeasure\treplicas\tmean\t± s.e.\tmin\tmax\t")
 	for _, p := range o.Policies {
 		for _, m := range p.Measures {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t\n", p.Policy, m.Measure, m.Replicas, m.Mean, m.StdErr, m.Min, m.Max)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", p.Policy, m.Measure, m.Replicas,
+				opt(m.Mean, "%.3f"), opt(m.StdErr, "%.3f"), opt(m.Min, "%.3f"), opt(m.Max, "%.3f"))
 		}
 	}
 	return tw.Flush()

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -338,8 +339,11 @@ func TestWhatifReplicas(t *testing.T) {
 			lo, hi = min(lo, v), max(hi, v)
 			differ = differ || v != m.Values[0]
 		}
-		if math.Abs(mean-m.Mean) > 1e-12 || lo != m.Min || hi != m.Max || !(m.StdErr >= 0) {
-			t.Errorf("%s: mean %v ± %v [%v, %v] of %v", m.Measure, m.Mean, m.StdErr, m.Min, m.Max, m.Values)
+		if m.Mean == nil || m.StdErr == nil || m.Min == nil || m.Max == nil {
+			t.Fatalf("%s: mean, standard error or range missing over %d replicas", m.Measure, m.Replicas)
+		}
+		if math.Abs(mean-*m.Mean) > 1e-12 || lo != *m.Min || hi != *m.Max || !(*m.StdErr >= 0) {
+			t.Errorf("%s: mean %v ± %v [%v, %v] of %v", m.Measure, *m.Mean, *m.StdErr, *m.Min, *m.Max, m.Values)
 		}
 	}
 	if !differ {
@@ -351,5 +355,32 @@ func TestWhatifReplicas(t *testing.T) {
 	}
 	if !strings.Contains(table, "2 replicas of synth:") || !strings.Contains(table, "fcfs") || !strings.Contains(table, "p95 wait") {
 		t.Errorf("table:\n%s", table)
+	}
+}
+
+// TestReplicaMeasureUndefined: a measure no replica defines (the
+// reference's figure 0 in each) is null, and the JSON still encodes; one
+// replica gives a mean and no standard error.
+func TestReplicaMeasureUndefined(t *testing.T) {
+	none := summarizeRatios("p95 wait", nil)
+	if none.Replicas != 0 || none.Mean != nil || none.StdErr != nil || none.Min != nil || none.Max != nil {
+		t.Fatalf("no replica: %+v", none)
+	}
+	b, err := json.Marshal(none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"measure":"p95 wait","replicas":0,"mean":null,"std_error":null,"min":null,"max":null,"values":[]}`; string(b) != want {
+		t.Errorf("JSON %s, want %s", b, want)
+	}
+	one := summarizeRatios("avg wait", []float64{1.25})
+	if one.Mean == nil || *one.Mean != 1.25 || one.StdErr != nil || *one.Min != 1.25 || *one.Max != 1.25 {
+		t.Errorf("one replica: %+v", one)
+	}
+	var run, ref sim.Summary // nothing waited in either run: the ratios are 1
+	for _, m := range replicaRatios(run, ref, nil) {
+		if m.ratio == nil || *m.ratio != 1 {
+			t.Errorf("%s: %v, want 1 when both are 0", m.name, m.ratio)
+		}
 	}
 }
