@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,7 @@ type whatifFlags struct {
 	pair                                                                   string
 	ties                                                                   string
 	replicas                                                               int
+	load                                                                   float64
 	suite                                                                  suiteFlags
 	// shard is --shard (i/n, "" for the whole sweep), shardOut --shard-out.
 	shard, shardOut string
@@ -145,6 +147,7 @@ when a policy's row fails.
 	addSuiteFlags(fl, &f.suite)
 	fl.StringVar(&f.shard, "shard", "", "i/n: make only part i (from 0) of n of the runs (workload × policy, numbered in order; run k is part k mod n's) and write them as a partial result for huitian whatif merge")
 	fl.StringVar(&f.shardOut, "shard-out", "", "--shard: write the partial result to this file (default: standard output)")
+	fl.Float64Var(&f.load, "load", 0, "size the cluster for this offered load as --suite does (flat:N, or hgx:N when jobs ask for nodes; submit times scaled when the smallest cluster that holds the largest job is too big), instead of --cluster; 0: --cluster")
 	fl.IntVar(&f.replicas, "replicas", 0, "compare the policies over the trace and this many minus one replicas of it (2% of jobs submitted 1–120 s later, seeded): ratios to --reference as mean ± standard error; 0: one run")
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
 	f.prof.flags(fl)
@@ -315,6 +318,19 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 		spec, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), trace.DroppedSummary(tr.Dropped))
 	if len(tr.Jobs) == 0 {
 		return exitWith(2, fmt.Errorf("--trace: %s: no jobs left to replay", f.trace))
+	}
+	if f.load != 0 {
+		switch {
+		case f.load < 0 || math.IsNaN(f.load) || math.IsInf(f.load, 0):
+			return exitWith(2, fmt.Errorf("--load: %v: want an offered load > 0", f.load))
+		case cmd.Flags().Changed("cluster"):
+			return exitWith(2, errors.New("--load sizes the cluster: not with --cluster"))
+		case format == "synth":
+			return exitWith(2, errors.New("--load: a synthetic workload takes its load in the spec (load=)"))
+		}
+		cluster, jobs, scale := loadWorkload(tr.Jobs, f.load)
+		f.cluster, tr.Jobs = cluster, jobs
+		fmt.Fprintf(stderr, "load %g: cluster %s, submit times scaled by %.3f\n", f.load, cluster, scale)
 	}
 	probe, err := sim.ParseCluster(f.cluster, tr.MaxCards)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/sim"
+	"github.com/huitian/huitian/sim/trace"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -381,6 +383,64 @@ func TestReplicaMeasureUndefined(t *testing.T) {
 	for _, m := range replicaRatios(run, ref, nil) {
 		if m.ratio == nil || *m.ratio != 1 {
 			t.Errorf("%s: %v, want 1 when both are 0", m.name, m.ratio)
+		}
+	}
+}
+
+// TestWhatifLoad: --load sizes the cluster as the suite does, so that one
+// of its rows can be replayed (and replicated) from the command line: the
+// cluster named and the results are those of --cluster with that size.
+func TestWhatifLoad(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("; MaxProcs: 64\n")
+	for i := range 120 {
+		procs := 1 + (i*7)%16
+		run := 600 + (i*131)%5400
+		// id submit wait run procs cpu mem reqprocs reqtime reqmem status user group app queue partition prev think
+		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 %d %d -1 1 %d 1 -1 1 -1 -1 -1\n", i+1, i*300, run, procs, procs, 2*run, 1+i%5)
+	}
+	path := filepath.Join(t.TempDir(), "small.swf")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Open(path, "swf", trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, _, scale := loadWorkload(tr.Jobs, 0.9)
+	if scale != 1 {
+		t.Fatalf("the test trace needs its submits scaled (%v): pick another", scale)
+	}
+	out, stderr, err := runCLI(t, "whatif", "--trace", path, "--load", "0.9", "--policy", "easy,huitian-greedy", "--json")
+	if err != nil {
+		t.Fatalf("whatif --load: %v\n%s", err, stderr)
+	}
+	want, _, err := runCLI(t, "whatif", "--trace", path, "--cluster", cluster, "--policy", "easy,huitian-greedy", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, ref struct {
+		Cluster struct{ Spec string } `json:"cluster"`
+		Results json.RawMessage       `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(want), &ref); err != nil {
+		t.Fatal(err)
+	}
+	if got.Cluster.Spec != cluster || !bytes.Equal(got.Results, ref.Results) {
+		t.Errorf("--load 0.9 ran on %q, want %q, with the same results as --cluster %s", got.Cluster.Spec, cluster, cluster)
+	}
+	for _, args := range [][]string{
+		{"whatif", "--trace", path, "--load", "0.9", "--cluster", "flat:64"},
+		{"whatif", "--trace", path, "--load", "-1"},
+		{"whatif", "--trace", "synth:jobs=10", "--load", "0.9"},
+	} {
+		_, _, err := runCLI(t, args...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 {
+			t.Errorf("%q: error %v, want exit status 2", strings.Join(args, " "), err)
 		}
 	}
 }
