@@ -36,14 +36,6 @@ func Perturb(jobs []trace.Job, seed uint64) []trace.Job {
 			out[i].Submit += 1 + r.Int64N(PerturbMost)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b trace.Job) int {
-		switch {
-		case a.Submit < b.Submit:
-			return -1
-		case a.Submit > b.Submit:
-			return 1
-		}
-		return 0
-	})
+	trace.SortBySubmit(out)
 	return out
 }

@@ -51,7 +51,7 @@ type replicaMeasure struct {
 // runReplicas replays the trace and f.replicas-1 replicas of it
 // (sim.Perturb, seeds 1…) under every policy, all in parallel, and writes
 // each policy's ratios to the reference over the replicas.
-func runReplicas(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, cfg sim.Config, format string, nodes, cards int) error {
+func runReplicas(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, cfg sim.Config, format string, lay *model.Layout) error {
 	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == f.reference })
 	ws := make([]sim.WhatIf, f.replicas)
 	for r := range ws {
@@ -80,9 +80,7 @@ func runReplicas(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []pol
 		return err
 	}
 	out := replicaOutput{
-		Trace: traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
-			MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes},
-		Cluster:   clusterInfo{Spec: f.cluster, Nodes: nodes, Cards: cards},
+		Trace: newTraceInfo(f, format, tr), Cluster: newClusterInfo(f.cluster, lay),
 		Reference: f.reference, Replicas: f.replicas,
 		PerturbedShare: sim.PerturbShare, PerturbedMostS: sim.PerturbMost,
 	}

@@ -348,7 +348,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	cfg := sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit, Interval: f.interval, Cycles: cycles, Ties: ties}
 	if f.replicas != 0 {
-		return runReplicas(cmd, f, tr, runs, cfg, format, len(lay.Nodes), len(lay.Cards))
+		return runReplicas(cmd, f, tr, runs, cfg, format, lay)
 	}
 
 	// 2. Every policy in parallel (sim.Sweep), each with its own planner
@@ -392,10 +392,8 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	sw := &whatifSweep{
 		Out: whatifOutput{
-			Trace: traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
-				MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes},
-			Cluster: clusterInfo{Spec: f.cluster, Nodes: len(lay.Nodes), Cards: len(lay.Cards)},
-			Cycles:  cycles.String(), Reference: f.reference,
+			Trace: newTraceInfo(f, format, tr), Cluster: newClusterInfo(f.cluster, lay),
+			Cycles: cycles.String(), Reference: f.reference,
 		},
 		Estimates: est.String(), KillAtLimit: f.killAtLimit, IntervalSeconds: int64(f.interval / time.Second),
 		Ties: ties.String(), Depth: f.depth,
@@ -538,6 +536,17 @@ type clusterInfo struct {
 	Spec  string `json:"spec"`
 	Nodes int    `json:"nodes"`
 	Cards int    `json:"cards"`
+}
+
+// newTraceInfo describes the trace a whatif run replays.
+func newTraceInfo(f *whatifFlags, format string, tr *trace.Trace) traceInfo {
+	return traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
+		MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes}
+}
+
+// newClusterInfo describes the cluster a whatif run replays on.
+func newClusterInfo(spec string, lay *model.Layout) clusterInfo {
+	return clusterInfo{Spec: spec, Nodes: len(lay.Nodes), Cards: len(lay.Cards)}
 }
 
 // resultRow is one policy's line of the comparison. Fields that do not

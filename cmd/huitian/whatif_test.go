@@ -143,11 +143,18 @@ func TestWhatifBadInput(t *testing.T) {
 		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "3", "--report", t.TempDir()},
 		{"whatif", "--suite", "--replicas", "3"},
 	} {
-		_, _, err := runCLI(t, args...)
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 2 {
-			t.Errorf("%q: error %v, want exit status 2", strings.Join(args, " "), err)
-		}
+		wantUsageError(t, args...)
+	}
+}
+
+// wantUsageError runs the command line and fails unless it exits with
+// status 2 (bad flags or input).
+func wantUsageError(t *testing.T, args ...string) {
+	t.Helper()
+	_, _, err := runCLI(t, args...)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Errorf("%q: error %v, want exit status 2", strings.Join(args, " "), err)
 	}
 }
 
@@ -437,10 +444,6 @@ func TestWhatifLoad(t *testing.T) {
 		{"whatif", "--trace", path, "--load", "-1"},
 		{"whatif", "--trace", "synth:jobs=10", "--load", "0.9"},
 	} {
-		_, _, err := runCLI(t, args...)
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 2 {
-			t.Errorf("%q: error %v, want exit status 2", strings.Join(args, " "), err)
-		}
+		wantUsageError(t, args...)
 	}
 }

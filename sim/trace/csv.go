@@ -272,7 +272,7 @@ func readCSVTrace(r io.Reader, opts Options) (*Trace, error) {
 		tr.Notes = append(tr.Notes, estimateNote(noLimit, "user estimate", opts))
 	}
 	shiftToZero(tr)
-	tr.sortJobs()
+	SortBySubmit(tr.Jobs)
 	return tr, nil
 }
 

@@ -186,7 +186,7 @@ func readOpenB(r io.Reader, opts Options) (*Trace, error) {
 	if noLimit > 0 {
 		t.Notes = append(t.Notes, estimateNote(noLimit, "user estimate", opts))
 	}
-	t.sortJobs()
+	SortBySubmit(t.Jobs)
 	return t, nil
 }
 

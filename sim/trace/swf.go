@@ -208,7 +208,7 @@ func readSWF(r io.Reader, opts Options) (*Trace, error) {
 	if noLimit > 0 {
 		t.Notes = append(t.Notes, estimateNote(noLimit, "requested time (field 9)", opts))
 	}
-	t.sortJobs()
+	SortBySubmit(t.Jobs)
 	return t, nil
 }
 

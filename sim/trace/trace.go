@@ -272,9 +272,10 @@ func (t *Trace) notef(format string, args ...any) {
 	t.Notes = append(t.Notes, fmt.Sprintf(format, args...))
 }
 
-// sortJobs orders jobs by submit time, ties in input order.
-func (t *Trace) sortJobs() {
-	slices.SortStableFunc(t.Jobs, func(a, b Job) int {
+// SortBySubmit orders jobs by submit time, ties in their order before: the
+// order Trace.Jobs is in.
+func SortBySubmit(jobs []Job) {
+	slices.SortStableFunc(jobs, func(a, b Job) int {
 		switch {
 		case a.Submit < b.Submit:
 			return -1
