@@ -1243,7 +1243,7 @@ type remHeld struct{ rem, held estimate.Dist }
 func (c *cycle) runningJobOf(i int) runningJob {
 	r := &c.s.Running[i]
 	return runningJob{total: &c.runningEst(i).dist, limit: r.Job.TimeLimit.Seconds(),
-		elapsed: c.s.Now.Sub(r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
+		elapsed: baseline.Elapsed(c.s.Now, r.Start).Seconds(), progress: r.Progress, cap: math.Inf(1)}
 }
 
 // overrun says whether the job is past its limit: it is then taken to
