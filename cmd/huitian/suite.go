@@ -117,7 +117,15 @@ type suiteSweep struct {
 	Workloads   []suiteWorkloadInfo `json:"workloads"`
 	// Depth changes the runs without showing in the rows.
 	Depth int `json:"depth"`
+	// Replicas is how many replicas of each workload were replayed
+	// (--replicas: the workload and Replicas−1 copies with sim.Perturb's
+	// seeds 1…); 0 is the workload alone. The results list each workload's
+	// replicas in turn.
+	Replicas int `json:"replicas,omitempty"`
 }
+
+// replicasOf is how many runs of each workload a sweep holds.
+func (sw *suiteSweep) replicasOf() int { return max(sw.Replicas, 1) }
 
 // suiteRow is one policy on one workload, checked against the reference.
 type suiteRow struct {
@@ -161,6 +169,62 @@ type suiteRow struct {
 	// Control marks the control run's row (suiteControl): checked as the
 	// others are, never failing the suite.
 	Control bool `json:"control,omitempty"`
+	// Replicated is the row over the workload's replicas (--replicas);
+	// the figures above and the verdict are its own run's.
+	Replicated *suiteReplicated `json:"replicated,omitempty"`
+}
+
+// suiteReplicated is a row's targets (a) and (b) over replicas of its
+// workload: each ratio to the reference on the same jobs of the same
+// replica, as mean ± standard error over the replicas, and whether the
+// miss is beyond chance — the mean less two standard errors still above
+// the target. One run of a loaded trace moves by several percent from one
+// different start (the control shows how far); over replicas a miss that
+// chance explains reads within two standard errors of the target.
+type suiteReplicated struct {
+	Replicas      int            `json:"replicas"`
+	MeanWaitRatio replicaMeasure `json:"largest_mean_wait_ratio"`
+	P95WaitRatio  replicaMeasure `json:"largest_p95_wait_ratio"`
+	BSLDRatio     replicaMeasure `json:"avg_bsld_ratio"`
+	// LargestWait and Slowdown say (a) and (b) hold over the replicas:
+	// missed by no more than chance.
+	LargestWait bool `json:"a_largest_class_wait"`
+	Slowdown    bool `json:"b_slowdown"`
+}
+
+// replicated sums up a row's runs on every replica of its workload.
+func replicated(rows []suiteRow) *suiteReplicated {
+	var mean, p95, bsld []float64
+	for _, r := range rows {
+		if r.MeanWaitRatio != nil {
+			mean = append(mean, *r.MeanWaitRatio)
+		}
+		if r.P95WaitRatio != nil {
+			p95 = append(p95, *r.P95WaitRatio)
+		}
+		if v := sim.Ratio(r.AvgBSLD, r.RefAvgBSLD); v != nil {
+			bsld = append(bsld, *v)
+		}
+	}
+	out := &suiteReplicated{
+		Replicas:      len(rows),
+		MeanWaitRatio: summarizeRatios("largest class mean wait", mean),
+		P95WaitRatio:  summarizeRatios("largest class p95 wait", p95),
+		BSLDRatio:     summarizeRatios("avg bsld", bsld),
+	}
+	out.LargestWait = withinChance(out.MeanWaitRatio, suiteSlack) && withinChance(out.P95WaitRatio, suiteSlack)
+	out.Slowdown = withinChance(out.BSLDRatio, 1)
+	return out
+}
+
+// withinChance says a ratio's mean over replicas, less two standard
+// errors, is at most target: a ratio no replica defines, or one replica
+// alone, is within.
+func withinChance(m replicaMeasure, target float64) bool {
+	if m.Mean == nil || m.StdErr == nil {
+		return true
+	}
+	return atMost(*m.Mean-2**m.StdErr, target)
 }
 
 func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
@@ -221,17 +285,21 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 		return exitWith(2, fmt.Errorf("--suite-traces: %q selects no workload in %s", s.only, dir))
 	}
 
-	// 3. Every (workload, policy) replay through sim.Sweep; with --shard,
-	// only the shard's.
-	ws := make([]sim.WhatIf, len(wls))
+	// 3. Every (workload, replica, policy) replay through sim.Sweep; with
+	// --shard, only the shard's.
+	reps := max(f.replicas, 1)
+	ws := make([]sim.WhatIf, len(wls)*reps)
 	for w, wl := range wls {
-		ws[w] = sim.WhatIf{
-			Jobs:       wl.tr.Jobs,
-			NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(wl.cluster, wl.tr.MaxCards) },
-			Config:     sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit},
-		}
-		for _, pr := range runs {
-			ws[w].Policies = append(ws[w].Policies, simPolicy(pr))
+		for r := range reps {
+			i := w*reps + r
+			ws[i] = sim.WhatIf{
+				Jobs:       sim.Perturb(wl.tr.Jobs, uint64(r)),
+				NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(wl.cluster, wl.tr.MaxCards) },
+				Config:     sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit},
+			}
+			for _, pr := range runs {
+				ws[i].Policies = append(ws[i].Policies, simPolicy(pr))
+			}
 		}
 	}
 	total := 0
@@ -246,13 +314,21 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 		mu.Lock()
 		defer mu.Unlock()
 		done++
-		fmt.Fprintf(stderr, "suite: %d/%d %s load %g on %s, %s: %d cycles in %.1f s\n",
-			done, total, wls[w].name, wls[w].load, wls[w].cluster, runs[p].name, res.Summary.Cycles, res.Wall.Seconds())
+		replica := ""
+		if reps > 1 {
+			replica = fmt.Sprintf(" replica %d", w%reps)
+		}
+		wl := &wls[w/reps]
+		fmt.Fprintf(stderr, "suite: %d/%d %s%s load %g on %s, %s: %d cycles in %.1f s\n",
+			done, total, wl.name, replica, wl.load, wl.cluster, runs[p].name, res.Summary.Cycles, res.Wall.Seconds())
 	}})
 	if err != nil {
 		return err
 	}
 	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit, Depth: f.depth}
+	if reps > 1 {
+		sw.Replicas = reps
+	}
 	for _, pr := range runs {
 		sw.Policies = append(sw.Policies, pr.name)
 	}
@@ -271,16 +347,28 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 func writeSuite(cmd *cobra.Command, asJSON bool, sw *suiteSweep, results [][]*sim.Result) error {
 	// 4. Check and print.
 	ref := slices.Index(sw.Policies, sw.Reference)
+	reps := sw.replicasOf()
 	var rows []suiteRow
 	for w, wl := range sw.Workloads {
-		rs := results[w]
 		for i, name := range sw.Policies {
 			if i == ref {
 				continue
 			}
-			row, err := checkSuiteRow(wl, name, sw.Reference, rs[i], rs[ref])
-			if err != nil {
-				return err
+			// The row is the workload's own run (replica 0); with
+			// replicas, each replica's run is checked alike and summed
+			// up beside it.
+			runs := make([]suiteRow, reps)
+			for r := range reps {
+				rs := results[w*reps+r]
+				row, err := checkSuiteRow(wl, name, sw.Reference, rs[i], rs[ref])
+				if err != nil {
+					return err
+				}
+				runs[r] = row
+			}
+			row := runs[0]
+			if reps > 1 {
+				row.Replicated = replicated(runs)
 			}
 			rows = append(rows, row)
 		}
@@ -587,21 +675,39 @@ func checkSuiteRow(wl suiteWorkloadInfo, policy, reference string, res, ref *sim
 	return row, nil
 }
 
+// meanSE prints a ratio over replicas as mean±standard error.
+func meanSE(m replicaMeasure) string {
+	if m.Mean == nil {
+		return "–"
+	}
+	return opt(m.Mean, "%.3f") + "±" + opt(m.StdErr, "%.3f")
+}
+
 // atMost is a ≤ b, forgiving the rounding of sums taken in other orders.
 func atMost(a, b float64) bool { return a <= b+1e-9*max(1, math.Abs(b)) }
 
 func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 	fmt.Fprintf(w, "targets against %s on the same run: (a) largest size class mean and p95 wait ≤ ×%.2f on the same jobs; (b) avg bounded slowdown ≤ %s's; (c) backfill completion ≥ %.2f; (d) lost ≤ %.0f%% of busy card-seconds\n\n",
 		reference, suiteSlack, reference, suiteCompletion, 100*suiteLost)
+	reps := 0
+	for _, r := range rows {
+		if r.Replicated != nil {
+			reps = r.Replicated.Replicas
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\tload\tcluster\tsubmit ×\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\thead delay max\ta\tb\tc\td\tresult\t\n", reference)
+	fmt.Fprintf(tw, "workload\tload\tcluster\tsubmit ×\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\thead delay max\ta\tb\tc\td\tresult\t", reference)
+	if reps > 0 {
+		fmt.Fprintf(tw, "over %d replicas: mean wait ×%s\tp95 wait ×%[2]s\tbsld ×%[2]s\tbeyond chance\t", reps, reference)
+	}
+	fmt.Fprintln(tw)
 	mark := func(ok bool) string {
 		if ok {
 			return "ok"
 		}
 		return "FAIL"
 	}
-	var passed, checked, ctlRows, ctlA, ctlB int
+	var passed, checked, ctlRows, ctlA, ctlB, repRows, repMiss int
 	for _, r := range rows {
 		result := map[bool]string{true: "PASS", false: "FAIL"}[r.Pass]
 		if r.Control {
@@ -619,16 +725,40 @@ func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 				passed++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%.3f\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%.3f\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t",
 			r.Workload, r.Load, r.Cluster, r.SubmitScale, r.Jobs, r.Policy, r.Class, r.ClassJobs, opt(r.MeanWaitRatio, "%.3f"), opt(r.P95WaitRatio, "%.3f"),
 			r.AvgBSLD, r.RefAvgBSLD, opt(r.CompletionRate, "%.3f"), pct(r.LostShare), r.Preemptions, (time.Duration(r.HeadDelayMax) * time.Second).String(),
 			mark(r.LargestWait), mark(r.Slowdown), mark(r.Completion), mark(r.Lost), result)
+		if rp := r.Replicated; rp != nil {
+			var beyond []string
+			if !rp.LargestWait {
+				beyond = append(beyond, "a")
+			}
+			if !rp.Slowdown {
+				beyond = append(beyond, "b")
+			}
+			if !r.Control {
+				repRows++
+				if len(beyond) > 0 {
+					repMiss++
+				}
+			}
+			if len(beyond) == 0 {
+				beyond = []string{"–"}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", meanSE(rp.MeanWaitRatio), meanSE(rp.P95WaitRatio), meanSE(rp.BSLDRatio), strings.Join(beyond, ","))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintf(w, "\n%d of %d rows pass\n", passed, checked); err != nil {
 		return err
+	}
+	if repRows > 0 {
+		fmt.Fprintf(w, "over %d replicas of each workload (the workload and %d with %.0f%% of its jobs submitted 1–%d s later, seeded), %d of %d rows miss (a) or (b) beyond chance: the mean ratio less two standard errors above the target\n",
+			reps, reps-1, 100*sim.PerturbShare, sim.PerturbMost, repMiss, repRows)
 	}
 	if fams := suiteFamilies(rows); len(fams) > 0 {
 		fmt.Fprintf(w, "\nover the rows of each family (the mean of the rows' ratios; a single run moves by chance, the mean much less):\n\n")

@@ -203,6 +203,8 @@ func TestSuiteBadFlags(t *testing.T) {
 		{"--reference", "fcfs"},
 		{"--trace", "synth:jobs=10"},
 		{"--suite-traces", "no-such-trace"},
+		{"--replicas", "1"},
+		{"--replicas", "-3"},
 	} {
 		_, _, err := runCLI(t, append([]string{"whatif", "--suite"}, args...)...)
 		var ee *exitError
@@ -294,6 +296,137 @@ func TestSuiteSelection(t *testing.T) {
 		}
 		if got := s.selected("synth"); got != tc.synthW {
 			t.Errorf("--suite-traces %q: synthetic workloads selected %v, want %v", tc.only, got, tc.synthW)
+		}
+	}
+}
+
+// TestSuiteReplicas: with --replicas each row is still its workload's own
+// run, and beside it the same targets over the replicas — each replica's
+// ratios the ones whatif --replicas gives for that workload, their mean ±
+// standard error, and a verdict that fails only a miss beyond chance
+// (checked by hand from the values).
+func TestSuiteReplicas(t *testing.T) {
+	// FCFS misses both targets on this workload beyond chance;
+	// huitian-greedy and the control meet them.
+	args := []string{"whatif", "--suite", "--traces", t.TempDir(), "--suite-traces", "synth", "--suite-seeds", "2",
+		"--suite-loads", "1.2", "--suite-synth-jobs", "2000", "--policy", "easy,huitian-greedy,fcfs", "--json"}
+	type output struct {
+		Rows   []suiteRow `json:"rows"`
+		Failed int        `json:"failed"`
+	}
+	run := func(extra ...string) output {
+		t.Helper()
+		out, stderr, err := runCLI(t, append(args, extra...)...)
+		var ee *exitError
+		if err != nil && !(errors.As(err, &ee) && ee.code == 1) {
+			t.Fatalf("suite %v: %v\n%s", extra, err, stderr)
+		}
+		var o output
+		if err := json.Unmarshal([]byte(out), &o); err != nil {
+			t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+		}
+		return o
+	}
+	one, reps := run(), run("--replicas", "3")
+	if len(reps.Rows) != 3 || len(one.Rows) != 3 {
+		t.Fatalf("%d and %d rows, want huitian-greedy's, FCFS's and the control's", len(one.Rows), len(reps.Rows))
+	}
+	// The rows and the verdict are the workload's own run.
+	plain := slices.Clone(reps.Rows)
+	for i := range plain {
+		plain[i].Replicated = nil
+	}
+	if diff := cmp.Diff(one.Rows, plain); diff != "" || one.Failed != reps.Failed {
+		t.Errorf("with replicas the rows differ from one run's (failed %d, %d) (-one +replicas):\n%s", one.Failed, reps.Failed, diff)
+	}
+	// Each replica's ratios are whatif's for the same workload.
+	out, stderr, err := runCLI(t, "whatif", "--trace", "synth:jobs=2000,seed=2,load=1.2,cards=256", "--cluster", "hgx:32",
+		"--policy", "easy,huitian-greedy,fcfs,easy+1m", "--replicas", "3", "--json")
+	if err != nil {
+		t.Fatalf("whatif --replicas: %v\n%s", err, stderr)
+	}
+	var w replicaOutput
+	if err := json.Unmarshal([]byte(out), &w); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range reps.Rows {
+		rp := r.Replicated
+		if rp == nil || rp.Replicas != 3 {
+			t.Fatalf("row %s: replicated %+v, want 3 replicas", r.Policy, rp)
+		}
+		if w.Policies[i].Policy != r.Policy {
+			t.Fatalf("whatif's policy %d is %s, the suite's %s", i, w.Policies[i].Policy, r.Policy)
+		}
+		byName := map[string][]float64{}
+		for _, m := range w.Policies[i].Measures {
+			byName[m.Measure] = m.Values
+		}
+		for _, c := range []struct {
+			name string
+			got  replicaMeasure
+		}{
+			{"class " + r.Class + " mean wait", rp.MeanWaitRatio},
+			{"largest (" + r.Class + ") p95 wait", rp.P95WaitRatio},
+			{"avg bsld", rp.BSLDRatio},
+		} {
+			if !slices.Equal(c.got.Values, byName[c.name]) || len(c.got.Values) != 3 {
+				t.Errorf("%s %s: the suite's replicas read %v, whatif's %v", r.Policy, c.name, c.got.Values, byName[c.name])
+			}
+		}
+		if v := rp.MeanWaitRatio.Values; len(v) > 0 && (r.MeanWaitRatio == nil || v[0] != *r.MeanWaitRatio) {
+			t.Errorf("%s: replica 0's largest class reads %v, the row's own run %v", r.Policy, v[0], deref(r.MeanWaitRatio))
+		}
+		// The verdict by hand: mean less two standard errors, at most
+		// the target.
+		within := func(vs []float64, target float64) bool {
+			mean, ss := 0.0, 0.0
+			for _, v := range vs {
+				mean += v / float64(len(vs))
+			}
+			for _, v := range vs {
+				ss += (v - mean) * (v - mean)
+			}
+			return mean-2*math.Sqrt(ss/float64(len(vs)-1)/float64(len(vs))) <= target+1e-9
+		}
+		if a := within(rp.MeanWaitRatio.Values, suiteSlack) && within(rp.P95WaitRatio.Values, suiteSlack); a != rp.LargestWait {
+			t.Errorf("%s: (a) over replicas %v, by hand %v (%v, %v)", r.Policy, rp.LargestWait, a, rp.MeanWaitRatio.Values, rp.P95WaitRatio.Values)
+		}
+		if b := within(rp.BSLDRatio.Values, 1); b != rp.Slowdown {
+			t.Errorf("%s: (b) over replicas %v, by hand %v (%v)", r.Policy, rp.Slowdown, b, rp.BSLDRatio.Values)
+		}
+		if fcfs := r.Policy == "fcfs"; rp.LargestWait == fcfs || rp.Slowdown == fcfs {
+			t.Errorf("%s: (a) %v and (b) %v over replicas, want both %v", r.Policy, rp.LargestWait, rp.Slowdown, !fcfs)
+		}
+	}
+	// The table says it.
+	table, _, err := runCLI(t, slices.Concat(args[:len(args)-1], []string{"--replicas", "3"})...)
+	var ee *exitError
+	if err != nil && !(errors.As(err, &ee) && ee.code == 1) {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"over 3 replicas: mean wait ×easy", "beyond chance", "rows miss (a) or (b) beyond chance"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestWithinChance: a ratio's miss is beyond chance when its mean less two
+// standard errors is above the target; one replica, or none defining it,
+// is within.
+func TestWithinChance(t *testing.T) {
+	for _, tc := range []struct {
+		vs   []float64
+		want bool
+	}{
+		{[]float64{1.05, 1.06, 1.04}, false}, // mean 1.05, s.e. 0.0058
+		{[]float64{0.95, 1.10, 1.05}, true},  // mean 1.033, s.e. 0.044
+		{[]float64{1.03}, true},
+		{nil, true},
+		{[]float64{1.02, 1.02}, true}, // at the target exactly
+	} {
+		if got := withinChance(summarizeRatios("x", tc.vs), suiteSlack); got != tc.want {
+			t.Errorf("%v: within %v, want %v", tc.vs, got, tc.want)
 		}
 	}
 }

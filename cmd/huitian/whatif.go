@@ -122,7 +122,10 @@ jobs; avg bounded slowdown ≤ easy's; backfill completion ≥ 0.95; lost ≤ 1%
 of busy card-seconds), and a control, easy+1m (EASY planning with every
 queued job's limit one minute longer: no policy change), whose rows show
 how far one run moves by chance and never fail. It exits with status 1
-when a policy's row fails.
+when a policy's row fails. With --replicas N each row also gives its
+targets over N replicas of its workload (mean ± standard error) and whether
+a miss is beyond chance: the mean less two standard errors above the
+target. The verdict and the exit status stay the workload's own run's.
 
   huitian whatif --suite --suite-traces lublin,hpc2n --suite-loads 0.9 --suite-jobs 2000`,
 		Args: cobra.NoArgs,
@@ -148,7 +151,7 @@ when a policy's row fails.
 	fl.StringVar(&f.shard, "shard", "", "i/n: make only part i (from 0) of n of the runs (workload × policy, numbered in order; run k is part k mod n's) and write them as a partial result for huitian whatif merge")
 	fl.StringVar(&f.shardOut, "shard-out", "", "--shard: write the partial result to this file (default: standard output)")
 	fl.Float64Var(&f.load, "load", 0, "size the cluster for this offered load as --suite does (flat:N, or hgx:N when jobs ask for nodes; submit times scaled when the smallest cluster that holds the largest job is too big), instead of --cluster; 0: --cluster")
-	fl.IntVar(&f.replicas, "replicas", 0, "compare the policies over the trace and this many minus one replicas of it (2% of jobs submitted 1–120 s later, seeded): ratios to --reference as mean ± standard error; 0: one run")
+	fl.IntVar(&f.replicas, "replicas", 0, "compare the policies over the trace and this many minus one replicas of it (2% of jobs submitted 1–120 s later, seeded): ratios to --reference as mean ± standard error; with --suite, every workload's, beside each row's own run; 0: one run")
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
 	f.prof.flags(fl)
 	cmd.AddCommand(newWhatifMergeCmd())
@@ -231,8 +234,8 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	defer func() { err = errors.Join(err, stop()) }()
 	if f.suite.on {
-		if f.replicas != 0 {
-			return exitWith(2, errors.New("--replicas: not with --suite"))
+		if f.replicas != 0 && f.replicas < 2 {
+			return exitWith(2, fmt.Errorf("--replicas: %d: want at least 2 (the workload and a replica)", f.replicas))
 		}
 		return runSuite(cmd, f, shard)
 	}

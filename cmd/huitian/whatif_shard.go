@@ -272,7 +272,7 @@ func runMerge(cmd *cobra.Command, o whatifOutputs, paths []string) error {
 		if o.jobsDir != "" || o.reportDir != "" {
 			return exitWith(2, errors.New("merge: --jobs and --report are for a whatif sweep, not the suite"))
 		}
-		policies, workloads = ssw.Policies, len(ssw.Workloads)
+		policies, workloads = ssw.Policies, len(ssw.Workloads)*ssw.replicasOf()
 	default:
 		return exitWith(2, fmt.Errorf("merge: %s: unknown kind %q", paths[0], first.Kind))
 	}

@@ -100,12 +100,23 @@ func TestShardWhatifMergeEqualsSingleRun(t *testing.T) {
 }
 
 // TestShardSuiteMergeEqualsSingleRun: the suite's synthetic workloads (two
-// seeds × two loads × two policies: eight runs) split over three shards
-// and merged give the whole suite's JSON, byte for byte.
+// seeds × two loads × two policies and the control: twelve runs, or 24 with
+// two replicas) split over three shards and merged give the whole suite's
+// JSON, byte for byte.
 func TestShardSuiteMergeEqualsSingleRun(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--replicas", "2"}} {
+		t.Run(strings.Join(append([]string{"one run"}, extra...), " "), func(t *testing.T) {
+			testShardSuiteMerge(t, extra)
+		})
+	}
+}
+
+// testShardSuiteMerge is TestShardSuiteMergeEqualsSingleRun with extra
+// flags (--replicas: each workload's replicas are runs of their own).
+func testShardSuiteMerge(t *testing.T, extra []string) {
 	dir := t.TempDir()
-	args := []string{"whatif", "--suite", "--traces", dir, "--suite-traces", "synth", "--suite-seeds", "1-2",
-		"--suite-loads", "0.8,1.1", "--suite-synth-jobs", "150", "--policy", "easy,huitian-greedy"}
+	args := append([]string{"whatif", "--suite", "--traces", dir, "--suite-traces", "synth", "--suite-seeds", "1-2",
+		"--suite-loads", "0.8,1.1", "--suite-synth-jobs", "150", "--policy", "easy,huitian-greedy"}, extra...)
 	want, stderr, err := runCLI(t, append(args, "--json")...)
 	var ee *exitError
 	if err != nil && !(errors.As(err, &ee) && ee.code == 1) {

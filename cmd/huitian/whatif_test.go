@@ -141,7 +141,7 @@ func TestWhatifBadInput(t *testing.T) {
 		{"whatif", "--trace", "synth:jobs=10", "--policy", "fcfs,conservative", "--replicas", "3"},
 		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "3", "--shard", "0/2"},
 		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "3", "--report", t.TempDir()},
-		{"whatif", "--suite", "--replicas", "3"},
+		{"whatif", "--suite", "--replicas", "1"},
 	} {
 		wantUsageError(t, args...)
 	}
