@@ -31,8 +31,8 @@ import (
 // (this slice read ×1.016/×1.044 for hpc2n at one threshold and
 // ×0.954/×1.019 at another), so a single run's miss of those skips the
 // test with the numbers rather than failing it. Over five replicas of
-// each workload a miss beyond chance (--replicas: the mean ratio less two
-// standard errors above the target) fails it. It is a benchmark, not a
+// each workload a miss beyond chance (--replicas: the mean ratio less
+// Student's t standard errors above the target) fails it. It is a benchmark, not a
 // timed test: nothing here depends on how long it runs.
 func TestSuiteSlice(t *testing.T) {
 	if testing.Short() {
@@ -384,8 +384,9 @@ func TestSuiteReplicas(t *testing.T) {
 		if v := rp.MeanWaitRatio.Values; len(v) > 0 && (r.MeanWaitRatio == nil || v[0] != *r.MeanWaitRatio) {
 			t.Errorf("%s: replica 0's largest class reads %v, the row's own run %v", r.Policy, v[0], deref(r.MeanWaitRatio))
 		}
-		// The verdict by hand: mean less two standard errors, at most
-		// the target.
+		// The verdict by hand: mean less t standard errors, at most
+		// the target (t: Student's 97.5% quantile, 2 degrees of
+		// freedom).
 		within := func(vs []float64, target float64) bool {
 			mean, ss := 0.0, 0.0
 			for _, v := range vs {
@@ -394,7 +395,7 @@ func TestSuiteReplicas(t *testing.T) {
 			for _, v := range vs {
 				ss += (v - mean) * (v - mean)
 			}
-			return mean-2*math.Sqrt(ss/float64(len(vs)-1)/float64(len(vs))) <= target+1e-9
+			return mean-4.302652729749464*math.Sqrt(ss/float64(len(vs)-1)/float64(len(vs))) <= target+1e-9
 		}
 		if a := within(rp.MeanWaitRatio.Values, suiteSlack) && within(rp.P95WaitRatio.Values, suiteSlack); a != rp.LargestWait {
 			t.Errorf("%s: (a) over replicas %v, by hand %v (%v, %v)", r.Policy, rp.LargestWait, a, rp.MeanWaitRatio.Values, rp.P95WaitRatio.Values)
@@ -419,16 +420,20 @@ func TestSuiteReplicas(t *testing.T) {
 	}
 }
 
-// TestWithinChance: a ratio's miss is beyond chance when its mean less two
-// standard errors is above the target; one replica, or none defining it,
-// is within.
+// TestWithinChance: a ratio's miss is beyond chance when its mean less t
+// standard errors (Student's 97.5% quantile: 4.303 for 3 values, 12.706
+// for 2) is above the target; one replica, or none defining it, is
+// within.
 func TestWithinChance(t *testing.T) {
 	for _, tc := range []struct {
 		vs   []float64
 		want bool
 	}{
-		{[]float64{1.05, 1.06, 1.04}, false}, // mean 1.05, s.e. 0.0058
+		{[]float64{1.05, 1.06, 1.04}, false}, // mean 1.05, s.e. 0.0058: 1.0252
+		{[]float64{1.03, 1.05, 1.04}, true},  // 1.0152: beyond by two s.e. (1.0285), not by t
 		{[]float64{0.95, 1.10, 1.05}, true},  // mean 1.033, s.e. 0.044
+		{[]float64{1.10, 1.12}, true},        // 1.11 − 12.706 × 0.01
+		{[]float64{1.10, 1.101}, false},      // 1.1005 − 12.706 × 0.0005
 		{[]float64{1.03}, true},
 		{nil, true},
 		{[]float64{1.02, 1.02}, true}, // at the target exactly

@@ -124,8 +124,8 @@ queued job's limit one minute longer: no policy change), whose rows show
 how far one run moves by chance and never fail. It exits with status 1
 when a policy's row fails. With --replicas N each row also gives its
 targets over N replicas of its workload (mean ± standard error) and whether
-a miss is beyond chance: the mean less two standard errors above the
-target. The verdict and the exit status stay the workload's own run's.
+a miss is beyond chance: the mean less t standard errors (Student's t at
+97.5%: 2.78 for 5 replicas) above the target. The verdict and the exit status stay the workload's own run's.
 
   huitian whatif --suite --suite-traces lublin,hpc2n --suite-loads 0.9 --suite-jobs 2000`,
 		Args: cobra.NoArgs,
