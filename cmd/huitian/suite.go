@@ -222,9 +222,9 @@ func replicated(rows []suiteRow) *suiteReplicated {
 
 // withinChance says a ratio's mean over replicas, less chanceT standard
 // errors, is at most target: a ratio no replica defines, or one replica
-// alone, is within.
+// alone (no standard error), is within.
 func withinChance(m replicaMeasure, target float64) bool {
-	if m.Mean == nil || m.StdErr == nil || m.Replicas < 2 {
+	if m.StdErr == nil {
 		return true
 	}
 	return atMost(*m.Mean-chanceT(m.Replicas)**m.StdErr, target)
@@ -239,7 +239,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	stderr := cmd.ErrOrStderr()
 	// 1. Flags: every problem exits with status 2.
 	s := &f.suite
-	for _, other := range []string{"trace", "pair", "jobs", "report", "cluster", "format", "filter"} {
+	for _, other := range []string{"trace", "pair", "jobs", "report", "cluster", "load", "format", "filter"} {
 		if cmd.Flags().Changed(other) {
 			return exitWith(2, fmt.Errorf("--suite: --%s is for a single replay; the suite picks its traces and clusters", other))
 		}

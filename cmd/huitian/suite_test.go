@@ -213,6 +213,7 @@ func TestSuiteBadFlags(t *testing.T) {
 		{"--suite-traces", "no-such-trace"},
 		{"--replicas", "1"},
 		{"--replicas", "-3"},
+		{"--load", "0.9"},
 	} {
 		_, _, err := runCLI(t, append([]string{"whatif", "--suite"}, args...)...)
 		var ee *exitError

@@ -233,10 +233,10 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, stop()) }()
+	if f.replicas != 0 && f.replicas < 2 {
+		return exitWith(2, fmt.Errorf("--replicas: %d: want at least 2 (the workload and a replica)", f.replicas))
+	}
 	if f.suite.on {
-		if f.replicas != 0 && f.replicas < 2 {
-			return exitWith(2, fmt.Errorf("--replicas: %d: want at least 2 (the workload and a replica)", f.replicas))
-		}
 		return runSuite(cmd, f, shard)
 	}
 	// 1. Flags and inputs: every problem here exits with status 2.
@@ -262,8 +262,6 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	if f.replicas != 0 {
 		switch {
-		case f.replicas < 2:
-			return exitWith(2, fmt.Errorf("--replicas: %d: want at least 2 (the trace and a replica)", f.replicas))
 		case f.pair != "" || f.shard != "" || f.jobsDir != "" || f.reportDir != "":
 			return exitWith(2, errors.New("--replicas: not with --pair, --shard, --jobs or --report"))
 		case !slices.ContainsFunc(runs, func(pr policyRun) bool { return pr.name == f.reference }):
