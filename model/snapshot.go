@@ -72,13 +72,15 @@ type Options struct {
 	// still assumed to run (the resource manager has not killed it yet).
 	// 0 means DefaultOverrunGrace.
 	OverrunGrace time.Duration
-	// Brief asks for a decision without its lists for people: Pending and
-	// Idle stay empty, and no time goes to waiting jobs' reasons and
-	// estimated starts or to labelling idle cards. Everything else
-	// (starts, reservations, preemptions, the fragment inventory, stats)
-	// is what the same snapshot without Brief gets. The simulator sets it,
-	// as it reads no reason; it is not on the wire, where a resource
-	// manager shows its users why their jobs wait.
+	// Brief asks for a decision without what only people read: Pending
+	// and Idle stay empty, and no time goes to waiting jobs' reasons and
+	// estimated starts or to classifying idle capacity, so that the
+	// huitian planners also leave the fragment inventory (Fragments)
+	// empty and give a start beyond EASY no Fragment. Everything else
+	// (starts, reservations, preemptions, stats) is what the same
+	// snapshot without Brief gets. The simulator sets it, as it reads no
+	// reason; it is not on the wire, where a resource manager shows its
+	// users why their jobs wait.
 	Brief bool
 }
 

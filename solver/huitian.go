@@ -300,20 +300,22 @@ type cycle struct {
 	startDist []estimate.Dist // runtime of jobs started this cycle
 	resv      []resv
 	classes   fragment.Classes
-	waiting   string
-	core      baseline.Brief // the guarantee's decision's queued indexes
-	grace     int64
-	runCards  [][]int      // each running job's cards (baseline.CardIDs.Resolve)
-	runIdx    []int32      // each running job's runtime distribution: its slot of h.runSlots (runningDist)
-	memo      []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
-	remHeld   []remHeld    // running jobs' remaining times, once asked (runningRem)
-	order     []int        // the queue in queue order (queueOrder)
-	easyOrder []int        // the queue in EASY's order (no compensation): the guarantee's
-	posOf     []int        // queue position (in order) of each queued job, by index
-	pendPos   []int        // queue position of each pending entry
-	seenBuf   []holder     // startDistOf's holders
-	cardScale float64      // mean cards of this cycle's LP candidates (value's unit)
-	sat       int8         // saturated(): 0 not yet known, 1 yes, -1 no
+	// runBackfill is the cards running backfill jobs hold (newCycle).
+	runBackfill int
+	waiting     string
+	core        baseline.Brief // the guarantee's decision's queued indexes
+	grace       int64
+	runCards    [][]int      // each running job's cards (baseline.CardIDs.Resolve)
+	runIdx      []int32      // each running job's runtime distribution: its slot of h.runSlots (runningDist)
+	memo        []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
+	remHeld     []remHeld    // running jobs' remaining times, once asked (runningRem)
+	order       []int        // the queue in queue order (queueOrder)
+	easyOrder   []int        // the queue in EASY's order (no compensation): the guarantee's
+	posOf       []int        // queue position (in order) of each queued job, by index
+	pendPos     []int        // queue position of each pending entry
+	seenBuf     []holder     // startDistOf's holders
+	cardScale   float64      // mean cards of this cycle's LP candidates (value's unit)
+	sat         int8         // saturated(): 0 not yet known, 1 yes, -1 no
 	// yieldable is, once a try of the guarantee asked (yieldAsked), the
 	// backfill jobs it tells to yield besides those planned: without and
 	// with requeue.
@@ -839,6 +841,9 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 			return nil, err
 		}
 		c.runIdx[i] = c.runningDist(i, sameHist)
+		if s.Running[i].Kind == model.Backfill {
+			c.runBackfill += len(c.runCards[i])
+		}
 	}
 	h.runSlotsHist = h.histNow()
 	c.queued = resized(&h.queueds, len(s.Queued))
@@ -961,6 +966,21 @@ func (c *cycle) load(ctx context.Context, yield map[int]preempt.Release) error {
 // candidates' smallest multi-card size, and counts idle and backfill cards
 // for the tuner.
 func (c *cycle) classify(candidates []int) {
+	// The counts first: the tuner and the simulator read them.
+	c.d.Stats.IdleCards = c.prof.FreeCount() + c.runBackfill
+	c.d.Stats.BackfillCards += c.runBackfill
+	for _, st := range c.d.Starts {
+		if st.Kind == model.Backfill {
+			c.d.Stats.IdleCards += len(st.Cards)
+		}
+	}
+	if c.s.Options.Brief {
+		// The inventory and the labels are for people, and a pass over
+		// every card (a twentieth of a million-job replay): a brief
+		// plan has neither, and its starts beyond EASY no fragment.
+		c.classes = fragment.Classes{}
+		return
+	}
 	smallest := 0
 	for _, idx := range candidates {
 		j := &c.s.Queued[idx]
@@ -975,26 +995,12 @@ func (c *cycle) classify(candidates []int) {
 	for _, f := range c.classes.Inventory {
 		idle += f.Cards
 	}
-	// A brief plan lists no idle card (the simulator reads none; a
-	// twentieth of a million-job replay).
-	if idle > 0 && !c.s.Options.Brief { // the list grew card by card: a tenth of a plan on hgx:128
+	if idle > 0 { // the list grew card by card: a tenth of a plan on hgx:128
 		c.d.Idle = make([]model.IdleCard, 0, idle)
 		for id, cl := range c.classes.Of {
 			if cl != model.FragmentUnspecified {
 				c.d.Idle = append(c.d.Idle, model.IdleCard{Card: c.lay.Ref(id), Class: cl})
 			}
-		}
-	}
-	c.d.Stats.IdleCards = len(c.prof.FreeCards())
-	for _, r := range c.s.Running {
-		if r.Kind == model.Backfill {
-			c.d.Stats.IdleCards += len(r.Cards)
-			c.d.Stats.BackfillCards += len(r.Cards)
-		}
-	}
-	for _, st := range c.d.Starts {
-		if st.Kind == model.Backfill {
-			c.d.Stats.IdleCards += len(st.Cards)
 		}
 	}
 }

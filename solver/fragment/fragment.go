@@ -133,8 +133,12 @@ func ClassifyInto(p *profile.Profile, horizon int64, smallest int, of []model.Fr
 }
 
 // Dominant returns the class that most of the cards belong to, ties to
-// the earlier class in order temporal, intra-node, cross-node, free.
+// the earlier class in order temporal, intra-node, cross-node, free;
+// FragmentUnspecified when nothing was classified (the zero Classes).
 func (cs *Classes) Dominant(cards []int) model.FragmentClass {
+	if cs.Of == nil {
+		return model.FragmentUnspecified // nothing was classified
+	}
 	var n [5]int
 	for _, c := range cards {
 		n[cs.Of[c]]++

@@ -54,6 +54,9 @@ func TestClassify(t *testing.T) {
 	if diff := cmp.Diff(wantInv, got.Inventory); diff != "" {
 		t.Errorf("inventory (-want +got):\n%s", diff)
 	}
+	if d := (&Classes{}).Dominant([]int{12, 13, 14}); d != model.FragmentUnspecified {
+		t.Errorf("nothing classified: dominant %v, want unspecified", d)
+	}
 	if d := got.Dominant([]int{12, 13, 14}); d != model.FragmentTemporal {
 		t.Errorf("dominant = %v, want temporal", d)
 	}

@@ -121,6 +121,12 @@ func compareProfiles(t *rapid.T, a, b *Profile) {
 	if !slices.Equal(a.FreeCards(), b.FreeCards()) {
 		t.Fatalf("free cards %v, fresh %v", a.FreeCards(), b.FreeCards())
 	}
+	for _, p := range []*Profile{a, b} {
+		// FreeCount is what the planners count idle cards by.
+		if p.FreeCount() != len(p.FreeCards()) {
+			t.Fatalf("FreeCount %d, FreeCards %v", p.FreeCount(), p.FreeCards())
+		}
+	}
 	checkFreeLists(t, a)
 	a.fresh()
 	b.fresh()
