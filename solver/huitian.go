@@ -594,9 +594,12 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	if err := c.load(ctx, planned); err != nil {
 		return nil, err
 	}
-	// Room for the starts most cycles make; a cycle that starts more
-	// grows the list (a cap of every free card allocated for one start).
-	c.d.Starts = make([]model.Start, 0, min(len(s.Queued), c.prof.FreeCount(), 16))
+	// Room for the guarantee's starts and for as many beyond it as most
+	// cycles make; a cycle that starts more grows the list (a cap of
+	// every free card allocated for one start). Grown from 16 instead,
+	// at 65,536 cards the list's copies were a twelfth of what a plan
+	// allocates.
+	c.d.Starts = make([]model.Start, 0, len(core.Starts)+min(len(s.Queued)-len(core.Starts), c.prof.FreeCount(), 16))
 	// The entries are made in a buffer of the planner's and copied out in
 	// queue order by sortPending: one list of a deep queue's per cycle.
 	if !s.Options.Brief {

@@ -253,6 +253,9 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	prof := st.ld[prep.Slot].load(s, prep.Cards, until, pl.FromScratch)
 	prof.SetAlignEnds(pl.P.AlignEnds)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
+	if n := st.ld[prep.Slot].starts; n > 0 {
+		d.Starts = make([]model.Start, 0, n)
+	}
 	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief,
 		head: &st.ld[prep.Slot].head}
 	if !w.brief {
@@ -263,6 +266,10 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	w.run(prep.Order)
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
 		return nil, nil, w.stopped
+	}
+	st.ld[prep.Slot].starts = len(d.Starts)
+	if len(d.Starts) == 0 {
+		d.Starts = nil // as a walk that allocated none leaves it
 	}
 	return d, w, nil
 }
