@@ -373,6 +373,14 @@ func TestHoldPreemptionWhenLostIsHigh(t *testing.T) {
 	if got := lostTo(s, rq); got != 2*3630 {
 		t.Errorf("requeue lost %v card-s, want 7260", got)
 	}
+	// A job not running loses nothing; the others are found whatever
+	// the order.
+	both := &model.Decision{Preemptions: []model.Preemption{
+		{JobID: "gone", Action: model.PreemptRequeue}, rq.Preemptions[0], {JobID: "main", Action: model.PreemptRequeue},
+	}}
+	if got := lostTo(s, both); got != 2*3630+2*3600 {
+		t.Errorf("lost %v card-s for gone, and bf and main requeued, want 14460", got)
+	}
 
 	s, h = world()
 	// 1,200 card-s lost over 100,000 busy: 1.2%, above the 1% target.
