@@ -228,6 +228,11 @@ type Huitian struct {
 	held, relUntil []int64
 	tryUntil       [2][]int64
 	yieldBuf       [2][]yielder
+	// yielding is the map of the yields a kept try plans (the guarantee
+	// keeps one try a plan), cleared and filled anew: made anew each
+	// plan, its thousands of entries were a twentieth of what a plan
+	// allocated at 65,536 cards. Read only within the plan.
+	yielding map[int]preempt.Release
 	// orders are the buffers of the cycle's two queue orders: EASY's
 	// and huitian's (queueOrder).
 	orders [2]baseline.Orders

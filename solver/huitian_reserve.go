@@ -128,10 +128,12 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			alt.Slot = 2
 		}
 		yield := func() map[int]preempt.Release {
-			y := maps.Clone(planned)
-			if y == nil {
-				y = make(map[int]preempt.Release, len(*adds))
+			if h.yielding == nil {
+				h.yielding = make(map[int]preempt.Release, len(planned)+len(*adds))
 			}
+			y := h.yielding
+			clear(y)
+			maps.Copy(y, planned)
 			for _, a := range *adds {
 				y[a.i] = a.rel
 			}
