@@ -984,9 +984,9 @@ func (c *cycle) classify(candidates []int) {
 	}
 	if c.s.Options.Brief {
 		// The inventory and the labels are for people, and a pass over
-		// every card (a twentieth of a million-job replay): a brief
-		// plan has neither, and its starts beyond EASY no fragment.
-		c.classes = fragment.Classes{}
+		// every card (4% of a 200,000-job replay): a brief plan has
+		// neither, and with c.classes left the zero Classes its starts
+		// beyond EASY name no fragment.
 		return
 	}
 	smallest := 0

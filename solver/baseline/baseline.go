@@ -250,14 +250,15 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	if prep.Slot < 0 || prep.Slot >= Slots {
 		return nil, nil, fmt.Errorf("baseline: Prepared.Slot %d: want 0 to %d", prep.Slot, Slots-1)
 	}
-	prof := st.ld[prep.Slot].load(s, prep.Cards, until, pl.FromScratch)
+	ld := &st.ld[prep.Slot]
+	prof := ld.load(s, prep.Cards, until, pl.FromScratch)
 	prof.SetAlignEnds(pl.P.AlignEnds)
 	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	if n := st.ld[prep.Slot].starts; n > 0 {
-		d.Starts = make([]model.Start, 0, n)
+	if ld.starts > 0 {
+		d.Starts = make([]model.Start, 0, ld.starts)
 	}
 	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief,
-		head: &st.ld[prep.Slot].head}
+		head: &ld.head}
 	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
 		d.Pending = make([]model.Pending, 0, len(s.Queued))
@@ -267,7 +268,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
 		return nil, nil, w.stopped
 	}
-	st.ld[prep.Slot].starts = len(d.Starts)
+	ld.starts = len(d.Starts)
 	if len(d.Starts) == 0 {
 		d.Starts = nil // as a walk that allocated none leaves it
 	}
