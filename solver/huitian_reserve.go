@@ -28,9 +28,16 @@ import (
 // When other running backfill jobs could yield (checkpointable ones by
 // suspension; ones that cannot checkpoint by requeue once the head has
 // waited past the threshold), EASY is asked again with those jobs ending
-// when they must have yielded. If that starts the head more than MinGain
-// earlier by suspensions alone, or now at all with requeues, that decision
-// is the guarantee and the victims yield.
+// when they must have yielded (a try). If that starts the head more than
+// MinGain earlier by suspensions alone, or now at all with requeues, that
+// decision is the guarantee and the victims yield.
+//
+// Whether a try is worth planning is read from the main pass of EASY's
+// own plan (where the head would start). When one is, EASY's backfill
+// pass waits for the try: a try planned is nearly always kept, and the
+// backfill pass of a plan thrown away was a third of the slowest plans at
+// 65,536 cards (bench/README.md). Only when no try is kept is EASY's plan
+// made whole, the same plan as without the wait.
 func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, tell map[int]preempt.Release, err error) {
 	h, s := c.h, c.s
 	h.core.P = h.easyParams(s)
@@ -41,31 +48,105 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			return -(s.Now.Sub(j.Submit).Seconds() + m) / m
 		}
 	}
-	margin := max(baseline.Seconds(h.cfg.Preempt.Margin), 1)
 	planned = c.contracts()
 	h.held = baseline.HeldUntils(s, h.held)
-	base := h.held
 	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards}
-	prep.Until = c.withReleases(base, planned)
-	core, c.core, err = h.core.PlanBrief(ctx, s, prep)
+	prep.Until = c.withReleases(h.held, planned)
+	g := &guaranteeTries{c: c, ctx: ctx, prep: prep, planned: planned, margin: max(baseline.Seconds(h.cfg.Preempt.Margin), 1)}
+	core, brief, full, err := h.core.MainThen(ctx, s, prep, g.setUp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c.waiting = c.core.Waiting
 	c.d.Stats.Fallback = core.Stats.Fallback
-	if len(core.Reservations) == 0 {
-		return core, planned, nil, nil
+	if !full {
+		// A try is worth planning: plan it (and the next, if it is not kept).
+		for {
+			if d, b, yield, ok := g.walk(); ok {
+				c.core, c.waiting = b, b.Waiting
+				c.d.Stats.Fallback = c.d.Stats.Fallback || d.Stats.Fallback
+				return d, yield, c.victims(d, g.head, yield), nil
+			}
+			if !g.gateNext() {
+				break
+			}
+		}
+		// No try kept: EASY's plan, whole; past the budget, its main pass
+		// (the starts in queue order and the head's reservation) alone,
+		// and what it did not consider goes to the backfill beyond EASY,
+		// as after a walk the budget cut.
+		if baseline.Done(ctx) != nil {
+			c.d.Stats.Fallback = true
+		} else if core, brief, err = h.core.PlanBrief(ctx, s, prep); err != nil {
+			return nil, nil, nil, err
+		}
+		c.d.Stats.Fallback = c.d.Stats.Fallback || core.Stats.Fallback
 	}
-	head := core.Reservations[0]
-	t0 := baseline.Rel(s.Now, head.Start)
-	if t0 <= margin {
+	c.core, c.waiting = brief, brief.Waiting
+	if g.nearHead {
 		// Only jobs told to yield within the margin keep the head waiting:
 		// those that overran their window are requeued now.
-		return core, planned, c.victims(core, head.JobID, planned), nil
+		return core, planned, c.victims(core, core.Reservations[0].JobID, planned), nil
+	}
+	return core, planned, nil, nil
+}
+
+// guaranteeTries is the guarantee's tries of a cycle: set up from the
+// main pass of EASY's plan (setUp), each gated (gateNext) and then planned
+// (walk), in order, until one is kept.
+type guaranteeTries struct {
+	c       *cycle
+	ctx     context.Context
+	prep    baseline.Prepared
+	planned map[int]preempt.Release
+	margin  int64 // Preempt.Margin, in seconds (at least 1)
+
+	// nearHead: the head's reservation is within the margin (no try).
+	nearHead    bool
+	head        string          // the head's id
+	headReq     profile.Request // what it asks
+	keepPromise bool            // its promise is at stake (see setUp)
+
+	tries [2]guaranteeTry
+	n, at int               // tries set up, and the next to gate
+	cur   int               // the try gated to walk
+	alt   baseline.Prepared // its preparation
+	adds  []yielder         // the jobs it tells to yield besides those planned
+	gated bool              // cur is gated and not walked yet
+}
+
+// guaranteeTry is one try: every backfill job that can yield told to
+// (requeued too when requeue); kept when the head is still the head and
+// keep accepts its start t1 (from now), which it does for no t1 past
+// last.
+type guaranteeTry struct {
+	requeue bool
+	last    int64
+	keep    func(t1 int64) bool
+}
+
+// setUp reads the head and its start from the main pass of EASY's plan
+// (m, and its brief mb), sets up the tries, and says whether EASY's plan
+// goes on to its backfill pass: it does unless a try passes its gate.
+func (g *guaranteeTries) setUp(m *model.Decision, mb baseline.Brief) bool {
+	c := g.c
+	h, s := c.h, c.s
+	if len(m.Reservations) == 0 {
+		return true
+	}
+	head := m.Reservations[0]
+	t0 := baseline.Rel(s.Now, head.Start)
+	if t0 <= g.margin {
+		g.nearHead = true
+		return true
+	}
+	if h.mem.tuner.Params.HoldPreemption {
+		// Too much work lost to preemption lately: the head waits for
+		// what EASY gives it.
+		return true
 	}
 	first, seen := h.mem.firstReserved[head.JobID]
 	thresholdPassed := seen && s.Now.Sub(first) > h.cfg.Preempt.Threshold
-	headReq := profile.RequestOf(&s.Queued[c.core.Reservations[0]])
+	g.head, g.headReq = head.JobID, profile.RequestOf(&s.Queued[mb.Reservations[0]])
 	// The head's promise, the start of its first reservation, is at stake
 	// when EASY alone would start it later. A try that keeps it is then
 	// worth its suspensions whatever it gains, and asks every job that
@@ -77,122 +158,149 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	if p := baseline.Rel(s.Now, first); seen && p < t0 {
 		promise = p
 	}
-	keepPromise := promise >= 0
-	// try plans with every backfill job that can yield told to (requeued
-	// too when requeue), and returns the decision and the yields when the
-	// head is still the head and keep accepts its start t1 (from now),
-	// which it does for no t1 past last.
-	try := func(requeue bool, last int64, keep func(t1 int64) bool) (*model.Decision, map[int]preempt.Release, bool) {
-		if baseline.Done(ctx) != nil {
-			return nil, nil, false // past the budget: EASY's own guarantee
-		}
-		// The jobs told to yield besides those planned: the other
-		// backfill jobs that can, each once a cycle per kind of try
-		// (at 65,536 cards most running jobs are backfill jobs: a map
-		// of them all, and their quantiles, every try was a tenth of
-		// the plan).
-		k := b2i(requeue)
-		adds := &c.yieldable[k]
-		if !c.yieldAsked[k] {
-			cands := c.yieldCandidates(planned, requeue)
-			if !keepPromise && !h.noFreeBound && !c.mayBeFree(c.allYield(prep.Until, cands), last, headReq) {
-				// Which of them may yield asks each whether it ends
-				// soon (its median remaining time: every running
-				// job's distribution read, 5 ms of a plan at 65,536
-				// cards). First the bound with every one of them told
-				// to, which no try beats: most tries end here.
-				return nil, nil, false
-			}
-			c.yieldAsked[k] = true
-			*adds = h.yieldBuf[k][:0]
-			defer func() { h.yieldBuf[k] = *adds }() // grown: the next cycle's buffer
-			for _, y := range cands {
-				if keepPromise || !c.endsSoon(y.i) {
-					*adds = append(*adds, y)
-				}
-			}
-		}
-		if len(*adds) == 0 {
-			return nil, nil, false
-		}
-		alt := prep
-		h.tryUntil[k] = append(h.tryUntil[k][:0], prep.Until...)
-		alt.Until = h.tryUntil[k]
-		for _, y := range *adds {
-			if u, ok := c.releasedUntil(y.i, y.rel); ok {
-				alt.Until[y.i] = u
-			}
-		}
-		alt.Slot = 1 // its own kept profile: most cards differ from prep's
-		if requeue {
-			alt.Slot = 2
-		}
-		yield := func() map[int]preempt.Release {
-			if h.yielding == nil {
-				h.yielding = make(map[int]preempt.Release, len(planned)+len(*adds))
-			}
-			y := h.yielding
-			clear(y)
-			maps.Copy(y, planned)
-			for _, a := range *adds {
-				y[a.i] = a.rel
-			}
-			return y
-		}
-		if !h.noFreeBound && !c.mayBeFree(alt.Until, last, headReq) {
-			// Too few cards can be free by the last start keep accepts,
-			// whatever the walk would place: no plan needed.
-			return nil, nil, false
-		}
-		// The main pass alone says where the head would start, and most
-		// tries gain too little to keep: plan the rest only for one kept,
-		// or when the head was left to the backfill pass.
-		d, b, full, err := h.core.MainThen(ctx, s, alt, func(m *model.Decision) bool {
-			t1, decided := int64(0), startsJob(m, head.JobID)
-			if !decided && len(m.Reservations) > 0 && m.Reservations[0].JobID == head.JobID {
-				t1, decided = baseline.Rel(s.Now, m.Reservations[0].Start), true
-			}
-			return !decided || keep(t1)
-		})
-		if err != nil || !full {
-			return nil, nil, false
-		}
-		if startsJob(d, head.JobID) {
-			if !keep(0) {
-				return nil, nil, false
-			}
-			c.core, c.waiting = b, b.Waiting
-			return d, yield(), true
-		}
-		if len(d.Reservations) == 0 || d.Reservations[0].JobID != head.JobID {
-			return nil, nil, false
-		}
-		if t1 := baseline.Rel(s.Now, d.Reservations[0].Start); !keep(t1) {
-			return nil, nil, false
-		}
-		c.core, c.waiting = b, b.Waiting
-		return d, yield(), true
-	}
-	if h.mem.tuner.Params.HoldPreemption {
-		// Too much work lost to preemption lately: the head waits for
-		// what EASY gives it.
-		return core, planned, nil, nil
-	}
+	g.keepPromise = promise >= 0
 	minGain := baseline.Seconds(h.cfg.Preempt.MinGain)
 	last := t0 - minGain - 1
-	if keepPromise {
+	if g.keepPromise {
 		last = max(last, promise)
 	}
-	keep := func(t1 int64) bool { return t0-t1 > minGain || keepPromise && t1 <= promise }
-	if d, yield, ok := try(false, last, keep); ok {
-		return d, yield, c.victims(d, head.JobID, yield), nil
-	}
+	keepPromise := g.keepPromise
+	g.tries[0] = guaranteeTry{last: last, keep: func(t1 int64) bool { return t0-t1 > minGain || keepPromise && t1 <= promise }}
+	g.n = 1
 	if thresholdPassed {
-		if d, yield, ok := try(true, min(margin, t0-1), func(t1 int64) bool { return t1 <= margin && t0-t1 > 0 }); ok {
-			return d, yield, c.victims(d, head.JobID, yield), nil
+		margin := g.margin
+		g.tries[1] = guaranteeTry{requeue: true, last: min(margin, t0-1), keep: func(t1 int64) bool { return t1 <= margin && t0-t1 > 0 }}
+		g.n = 2
+	}
+	return !g.gateNext()
+}
+
+// gateNext gates the tries not gated yet, in order, and says whether one
+// passed: it is the one walk plans.
+func (g *guaranteeTries) gateNext() bool {
+	for g.at < g.n {
+		k := g.at
+		g.at++
+		if g.gate(k) {
+			g.cur, g.gated = k, true
+			return true
 		}
 	}
-	return core, planned, nil, nil
+	return false
+}
+
+// gate says whether try k is worth planning, and prepares it: not past
+// the budget, not when no job it tells to yield is left, nor when too
+// few cards can be free by the last start its keep accepts.
+func (g *guaranteeTries) gate(k int) bool {
+	c := g.c
+	h := c.h
+	tr := &g.tries[k]
+	if baseline.Done(g.ctx) != nil {
+		return false // past the budget: EASY's own guarantee
+	}
+	// The jobs told to yield besides those planned: the other backfill
+	// jobs that can, each once a cycle per kind of try (at 65,536 cards
+	// most running jobs are backfill jobs: a map of them all, and their
+	// quantiles, every try was a tenth of the plan).
+	kind := b2i(tr.requeue)
+	adds := &c.yieldable[kind]
+	if !c.yieldAsked[kind] {
+		cands := c.yieldCandidates(g.planned, tr.requeue)
+		if !g.keepPromise && !h.noFreeBound && !c.mayBeFree(c.allYield(g.prep.Until, cands), tr.last, g.headReq) {
+			// Which of them may yield asks each whether it ends soon
+			// (its median remaining time: every running job's
+			// distribution read, 5 ms of a plan at 65,536 cards). First
+			// the bound with every one of them told to, which no try
+			// beats: most tries end here.
+			return false
+		}
+		c.yieldAsked[kind] = true
+		*adds = h.yieldBuf[kind][:0]
+		for _, y := range cands {
+			if g.keepPromise || !c.endsSoon(y.i) {
+				*adds = append(*adds, y)
+			}
+		}
+		h.yieldBuf[kind] = *adds // grown: the next cycle's buffer
+	}
+	if len(*adds) == 0 {
+		return false
+	}
+	g.adds = *adds
+	alt := g.prep
+	h.tryUntil[kind] = append(h.tryUntil[kind][:0], g.prep.Until...)
+	alt.Until = h.tryUntil[kind]
+	for _, y := range *adds {
+		if u, ok := c.releasedUntil(y.i, y.rel); ok {
+			alt.Until[y.i] = u
+		}
+	}
+	alt.Slot = 1 // its own kept profile: most cards differ from prep's
+	if tr.requeue {
+		alt.Slot = 2
+	}
+	g.alt = alt
+	// Too few cards can be free by the last start keep accepts, whatever
+	// the walk would place: no plan needed.
+	return h.noFreeBound || c.mayBeFree(alt.Until, tr.last, g.headReq)
+}
+
+// walk plans the try gated, and returns its decision, brief and yields
+// when it is kept.
+func (g *guaranteeTries) walk() (*model.Decision, baseline.Brief, map[int]preempt.Release, bool) {
+	if !g.gated {
+		return nil, baseline.Brief{}, nil, false
+	}
+	g.gated = false
+	c := g.c
+	h, s := c.h, c.s
+	tr := &g.tries[g.cur]
+	if baseline.Done(g.ctx) != nil {
+		return nil, baseline.Brief{}, nil, false // past the budget: EASY's own guarantee
+	}
+	// The main pass alone says where the head would start, and most
+	// tries gain too little to keep: plan the rest only for one kept,
+	// or when the head was left to the backfill pass.
+	d, b, full, err := h.core.MainThen(g.ctx, s, g.alt, func(m *model.Decision, _ baseline.Brief) bool {
+		t1, decided := int64(0), startsJob(m, g.head)
+		if !decided && len(m.Reservations) > 0 && m.Reservations[0].JobID == g.head {
+			t1, decided = baseline.Rel(s.Now, m.Reservations[0].Start), true
+		}
+		return !decided || tr.keep(t1)
+	})
+	if err != nil || !full {
+		return nil, baseline.Brief{}, nil, false
+	}
+	if startsJob(d, g.head) {
+		if !tr.keep(0) {
+			return nil, baseline.Brief{}, nil, false
+		}
+		return d, b, g.yields(), true
+	}
+	if len(d.Reservations) == 0 || d.Reservations[0].JobID != g.head {
+		return nil, baseline.Brief{}, nil, false
+	}
+	if t1 := baseline.Rel(s.Now, d.Reservations[0].Start); !tr.keep(t1) {
+		return nil, baseline.Brief{}, nil, false
+	}
+	return d, b, g.yields(), true
+}
+
+// yields is the kept try's yields: those planned and those it told. The
+// map is the planner's, cleared each plan.
+func (g *guaranteeTries) yields() map[int]preempt.Release {
+	h := g.c.h
+	if h.yielding == nil {
+		h.yielding = make(map[int]preempt.Release, len(g.planned)+len(g.adds))
+	}
+	y := h.yielding
+	clear(y)
+	maps.Copy(y, g.planned)
+	for _, a := range g.adds {
+		y[a.i] = a.rel
+	}
+	return y
 }
 
 // mayBeFree says whether the head's cards (req) can all be free at t

@@ -202,21 +202,19 @@ func (pl *Planner) Main(ctx context.Context, s *model.Snapshot, prep Prepared) (
 
 // MainThen is Main, then, when more says so of Main's decision, the rest
 // of PlanBrief's walk on from there: PlanBrief's decision and brief and
-// full true, or Main's decision and full false. It is Main followed by
-// PlanBrief on the same snapshot and preparation, for a caller that
-// decides from the main pass whether it needs the whole plan, without
-// loading the profile and walking the main pass twice (at 65,536 cards,
-// half of such a what-if). more must not keep or modify the decision it
-// is given: the walk goes on filling it.
-func (pl *Planner) MainThen(ctx context.Context, s *model.Snapshot, prep Prepared, more func(main *model.Decision) bool) (d *model.Decision, b Brief, full bool, err error) {
+// full true, or Main's decision, its brief, and full false. It is Main
+// followed by PlanBrief on the same snapshot and preparation, for a
+// caller that decides from the main pass whether it needs the whole
+// plan, without loading the profile and walking the main pass twice (at
+// 65,536 cards, half of such a what-if). more is given Main's decision
+// and its brief; it must not keep or modify either: the walk goes on
+// filling them.
+func (pl *Planner) MainThen(ctx context.Context, s *model.Snapshot, prep Prepared, more func(main *model.Decision, b Brief) bool) (d *model.Decision, b Brief, full bool, err error) {
 	d, w, err := pl.plan(ctx, s, prep, walkBrief, more)
 	if err != nil {
 		return nil, Brief{}, false, err
 	}
-	if w.mainOnly {
-		return d, Brief{}, false, nil
-	}
-	return d, w.summary(), true, nil
+	return d, w.summary(), !w.mainOnly, nil
 }
 
 // walkMode is how much of a plan a walk makes.
@@ -230,7 +228,7 @@ const (
 
 // plan walks the queue in the given mode; more, when not nil, is asked
 // after the main pass whether to go on (MainThen).
-func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mode walkMode, more func(*model.Decision) bool) (*model.Decision, *walker, error) {
+func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, mode walkMode, more func(*model.Decision, Brief) bool) (*model.Decision, *walker, error) {
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, nil, err
 	}
@@ -520,7 +518,7 @@ type walker struct {
 	mainOnly bool  // stop after the main pass (Planner.Main)
 	// more, when not nil, says after the main pass whether to go on
 	// (Planner.MainThen); mainOnly is set when it says no.
-	more  func(*model.Decision) bool
+	more  func(*model.Decision, Brief) bool
 	brief bool // no pending list (Planner.PlanBrief, Main)
 	// considered: a job was considered, so the deadline may stop the walk.
 	considered bool
@@ -609,7 +607,7 @@ func (w *walker) run(order []int) {
 	if w.mainOnly {
 		return
 	}
-	if w.more != nil && !w.more(w.d) {
+	if w.more != nil && !w.more(w.d, w.summary()) {
 		w.mainOnly = true
 		return
 	}

@@ -306,8 +306,8 @@ func TestMainIsPlansMainPass(t *testing.T) {
 }
 
 // TestMainThenIsMainThenPlanBrief: MainThen asks more about Main's
-// decision, and returns it when more says no, or PlanBrief's decision and
-// brief when it says yes.
+// decision and its brief, and returns them when more says no, or
+// PlanBrief's decision and brief when it says yes.
 func TestMainThenIsMainThenPlanBrief(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, pl, prep := drawPrepared(t)
@@ -321,11 +321,15 @@ func TestMainThenIsMainThenPlanBrief(t *testing.T) {
 		}
 		goOn := rapid.Bool().Draw(t, "more")
 		asked := 0
-		d, gb, full, err := pl.MainThen(context.Background(), s, prep, func(main *model.Decision) bool {
+		var mainBrief Brief
+		d, gb, full, err := pl.MainThen(context.Background(), s, prep, func(main *model.Decision, mb Brief) bool {
 			asked++
 			if diff := cmp.Diff(m, main, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("more was given another decision than Main's (-main +given):\n%s", diff)
 			}
+			checkBriefOf(t, s, main, mb)
+			mainBrief = Brief{Waiting: mb.Waiting, Starts: slices.Clone(mb.Starts), Reservations: slices.Clone(mb.Reservations),
+				Large: mb.Large, StartCards: slices.Clone(mb.StartCards), ReservationCards: slices.Clone(mb.ReservationCards)}
 			return goOn
 		})
 		if err != nil {
@@ -334,7 +338,7 @@ func TestMainThenIsMainThenPlanBrief(t *testing.T) {
 		if asked != 1 || full != goOn {
 			t.Fatalf("more asked %d times, full %v, want once and %v", asked, full, goOn)
 		}
-		want, wantBrief := m, Brief{}
+		want, wantBrief := m, mainBrief
 		if goOn {
 			want, wantBrief = brief, b
 		}
@@ -345,6 +349,28 @@ func TestMainThenIsMainThenPlanBrief(t *testing.T) {
 			t.Fatalf("MainThen (more %v): brief differs (-want +got):\n%s", goOn, diff)
 		}
 	})
+}
+
+// checkBriefOf checks that b names the jobs and cards of d's starts and
+// reservations, in their order, and that no reservation of the main pass
+// is a large job's.
+func checkBriefOf(t *rapid.T, s *model.Snapshot, d *model.Decision, b Brief) {
+	lay := s.Cluster.Layout()
+	if len(b.Starts) != len(d.Starts) || len(b.StartCards) != len(d.Starts) ||
+		len(b.Reservations) != len(d.Reservations) || len(b.ReservationCards) != len(d.Reservations) || b.Large != 0 {
+		t.Fatalf("brief lists %d/%d starts and %d/%d reservations (%d large), the decision %d and %d",
+			len(b.Starts), len(b.StartCards), len(b.Reservations), len(b.ReservationCards), b.Large, len(d.Starts), len(d.Reservations))
+	}
+	for k, st := range d.Starts {
+		if s.Queued[b.Starts[k]].ID != st.JobID || !slices.Equal(lay.Refs(b.StartCards[k]), st.Cards) {
+			t.Fatalf("brief's start %d is queued[%d] on %v, the decision's %s on %v", k, b.Starts[k], b.StartCards[k], st.JobID, st.Cards)
+		}
+	}
+	for k, r := range d.Reservations {
+		if s.Queued[b.Reservations[k]].ID != r.JobID || !slices.Equal(lay.Refs(b.ReservationCards[k]), r.Cards) {
+			t.Fatalf("brief's reservation %d is queued[%d] on %v, the decision's %s on %v", k, b.Reservations[k], b.ReservationCards[k], r.JobID, r.Cards)
+		}
+	}
 }
 
 // TestByPositionIsAStableSort: ByPosition orders as a stable sort by
