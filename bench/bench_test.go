@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
 )
@@ -139,5 +141,42 @@ func BenchmarkKeptProfile(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// TestSummarizeMediansOverRounds: a hand-computed case. Three rounds of
+// EASY and huitian at one size and one of EASY at another: medians of
+// odd and even counts, the spread, the sums, and the groups in the order
+// they first appear.
+func TestSummarizeMediansOverRounds(t *testing.T) {
+	row := func(pol string, cards int, p50, p99, maxMs, ratio float64, late, cuts, fb int) SeqResult {
+		return SeqResult{Result: Result{Policy: pol, Cards: cards, Queued: 100, P50ms: p50, P99ms: p99, RatioToEASY: ratio, Fallbacks: fb},
+			Cycles: 10, MaxMs: maxMs, Late: late, BudgetCuts: cuts}
+	}
+	got := Summarize([]SeqResult{
+		row("easy", 64, 1, 10, 12, 1, 0, 0, 0),
+		row("huitian", 64, 3, 40, 50, 4, 1, 2, 2),
+		row("easy", 64, 2, 20, 21, 1, 0, 0, 0),
+		row("huitian", 64, 5, 30, 33, 1.5, 0, 1, 1),
+		row("easy", 128, 7, 70, 70, 1, 0, 0, 0),
+		row("easy", 64, 4, 15, 16, 1, 0, 0, 0),
+		row("huitian", 64, 4, 60, 61, 4, 2, 0, 0),
+	})
+	want := []SeqSummary{
+		{Policy: "easy", Cards: 64, Queued: 100, Rounds: 3, P50ms: 2, P99ms: 15, P99Min: 10, P99Max: 20, MaxMs: 21,
+			RatioToEASY: 1, RatioMin: 1, RatioMax: 1, Cycles: 30},
+		{Policy: "huitian", Cards: 64, Queued: 100, Rounds: 3, P50ms: 4, P99ms: 40, P99Min: 30, P99Max: 60, MaxMs: 61,
+			RatioToEASY: 4, RatioMin: 1.5, RatioMax: 4, Late: 3, BudgetCuts: 3, Fallbacks: 3, Cycles: 30},
+		{Policy: "easy", Cards: 128, Queued: 100, Rounds: 1, P50ms: 7, P99ms: 70, P99Min: 70, P99Max: 70, MaxMs: 70,
+			RatioToEASY: 1, RatioMin: 1, RatioMax: 1, Cycles: 10},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Summarize (-want +got):\n%s", diff)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Fatalf("median of 1–4 = %v, want 2.5", m)
+	}
+	if s := Summarize([]SeqResult{row("huitian", 64, 1, 1, 1, 0, 0, 0, 0)}); s[0].RatioToEASY != 0 || s[0].RatioMin != 0 {
+		t.Fatalf("no EASY measured: ratio %v (min %v), want 0", s[0].RatioToEASY, s[0].RatioMin)
 	}
 }

@@ -180,6 +180,92 @@ type SeqResult struct {
 	// Late counts the plans answered more than LateSlack past the budget:
 	// the budget is a bound when none is.
 	Late int `json:"late"`
+	// Round is which round of a repeated measurement this is (from 1;
+	// 0 when not repeated): see Summarize.
+	Round int `json:"round,omitempty"`
+}
+
+// SeqSummary is one policy's measurements at one size over the rounds
+// of a repeated measurement: on a shared machine one sequence's p99 moves
+// by tens of percent from one run to the next, its median over rounds
+// much less.
+type SeqSummary struct {
+	Policy string `json:"policy"`
+	Cards  int    `json:"cards"`
+	Queued int    `json:"queued"`
+	Rounds int    `json:"rounds"`
+	// P50ms and P99ms are the medians over the rounds of each round's
+	// p50 and p99; P99Min and P99Max the lowest and highest p99.
+	P50ms  float64 `json:"p50_ms"`
+	P99ms  float64 `json:"p99_ms"`
+	P99Min float64 `json:"p99_min_ms"`
+	P99Max float64 `json:"p99_max_ms"`
+	MaxMs  float64 `json:"max_ms"` // the highest latency of any round
+	// RatioToEASY is the median over the rounds of each round's ratio
+	// (its p99 over EASY's p99 in the same round); RatioMin and RatioMax
+	// the lowest and highest. 0 when EASY was not measured.
+	RatioToEASY float64 `json:"ratio_to_easy"`
+	RatioMin    float64 `json:"ratio_min"`
+	RatioMax    float64 `json:"ratio_max"`
+	// Late, BudgetCuts and Fallbacks are summed over the rounds, as is
+	// Cycles (the plans measured).
+	Late       int `json:"late"`
+	BudgetCuts int `json:"budget_cuts"`
+	Fallbacks  int `json:"fallbacks"`
+	Cycles     int `json:"cycles"`
+}
+
+// Summarize groups results by policy and size, in the order each group
+// first appears, and gives each group's medians over its rounds.
+func Summarize(results []SeqResult) []SeqSummary {
+	type key struct {
+		policy        string
+		cards, queued int
+	}
+	var order []key
+	groups := map[key][]SeqResult{}
+	for _, r := range results {
+		k := key{r.Policy, r.Cards, r.Queued}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	out := make([]SeqSummary, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		sum := SeqSummary{Policy: k.policy, Cards: k.cards, Queued: k.queued, Rounds: len(g)}
+		var p50, p99, ratio []float64
+		for _, r := range g {
+			p50, p99 = append(p50, r.P50ms), append(p99, r.P99ms)
+			if r.RatioToEASY > 0 {
+				ratio = append(ratio, r.RatioToEASY)
+			}
+			sum.MaxMs = max(sum.MaxMs, r.MaxMs)
+			sum.Late += r.Late
+			sum.BudgetCuts += r.BudgetCuts
+			sum.Fallbacks += r.Fallbacks
+			sum.Cycles += r.Cycles
+		}
+		sum.P50ms = median(p50)
+		sum.P99ms, sum.P99Min, sum.P99Max = median(p99), slices.Min(p99), slices.Max(p99)
+		if len(ratio) > 0 {
+			sum.RatioToEASY, sum.RatioMin, sum.RatioMax = median(ratio), slices.Min(ratio), slices.Max(ratio)
+		}
+		out = append(out, sum)
+	}
+	return out
+}
+
+// median is the middle value of v (the mean of the middle two when even).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // LateSlack is how far past its budget a plan may answer before

@@ -22,6 +22,7 @@ func newBenchCmd() *cobra.Command {
 		cards, queued []int
 		policies      []string
 		cycles        int
+		rounds        int
 		warmup        int
 		step          time.Duration
 		budget        time.Duration
@@ -48,7 +49,13 @@ EASY's measured in the same run, how many plans the time budget cut short
 (budget cuts, with the mean number of jobs a cut left unconsidered), how
 many fell back for any reason (the LP's time included), and the LP's size
 and gap. Each plan gets the time budget as its context deadline, as the
-service gives it. Policies run one after another on one core (--cores).`,
+service gives it. Policies run one after another on one core (--cores).
+
+With --rounds N every size is measured N times, the policies one after
+another within each round (so that a busy spell of a shared machine falls
+on all of them): each round's rows, then, per policy and size, the median
+over the rounds of the p50, the p99 (with the lowest and highest) and the
+p99's ratio to EASY's of the same round.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			runtime.GOMAXPROCS(cores)
@@ -60,8 +67,8 @@ service gives it. Policies run one after another on one core (--cores).`,
 				}
 				pols = append(pols, p)
 			}
-			if cycles < 1 || warmup < 0 || step <= 0 {
-				return exitWith(2, fmt.Errorf("--cycles %d, --warmup %d, --step %s: want at least one cycle, no negative warm-up, a positive step", cycles, warmup, step))
+			if cycles < 1 || warmup < 0 || step <= 0 || rounds < 1 {
+				return exitWith(2, fmt.Errorf("--cycles %d, --warmup %d, --step %s, --rounds %d: want at least one cycle, no negative warm-up, a positive step, at least one round", cycles, warmup, step, rounds))
 			}
 			stop, err := prof.start()
 			if err != nil {
@@ -72,28 +79,37 @@ service gives it. Policies run one after another on one core (--cores).`,
 			var results []bench.SeqResult
 			for _, c := range cards {
 				for _, q := range queued {
-					easy := 0.0
-					for _, p := range pols {
-						pl, err := bench.NewPlanner(p, hist)
-						if err != nil {
-							return exitWith(2, err)
-						}
-						seq := bench.NewSequence(c, q, seed, step).Reuse()
-						res, err := bench.MeasureSequence(context.Background(), pl, seq, warmup, cycles, budget, time.Now)
-						if err != nil {
-							return err
-						}
-						res.Policy = p.String()
-						if p == model.PolicyEASY {
-							easy = res.P99ms
-						}
-						if easy > 0 {
-							res.RatioToEASY = res.P99ms / easy
-						}
-						results = append(results, res)
-						if !jsonOut {
-							fmt.Fprintf(os.Stderr, "measured %s at %d cards × %d queued: p50 %.1f ms, p99 %.1f ms, %d of %d cut by the budget\n",
-								p, c, q, res.P50ms, res.P99ms, res.BudgetCuts, res.Cycles)
+					for round := 1; round <= rounds; round++ {
+						easy := 0.0
+						for _, p := range pols {
+							pl, err := bench.NewPlanner(p, hist)
+							if err != nil {
+								return exitWith(2, err)
+							}
+							seq := bench.NewSequence(c, q, seed, step).Reuse()
+							res, err := bench.MeasureSequence(context.Background(), pl, seq, warmup, cycles, budget, time.Now)
+							if err != nil {
+								return err
+							}
+							res.Policy = p.String()
+							if rounds > 1 {
+								res.Round = round
+							}
+							if p == model.PolicyEASY {
+								easy = res.P99ms
+							}
+							if easy > 0 {
+								res.RatioToEASY = res.P99ms / easy
+							}
+							results = append(results, res)
+							if !jsonOut {
+								of := ""
+								if rounds > 1 {
+									of = fmt.Sprintf(" (round %d of %d)", round, rounds)
+								}
+								fmt.Fprintf(os.Stderr, "measured %s at %d cards × %d queued%s: p50 %.1f ms, p99 %.1f ms, %d of %d cut by the budget\n",
+									p, c, q, of, res.P50ms, res.P99ms, res.BudgetCuts, res.Cycles)
+							}
 						}
 					}
 				}
@@ -101,14 +117,41 @@ service gives it. Policies run one after another on one core (--cores).`,
 			if jsonOut {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"budget_ms": float64(budget) / float64(time.Millisecond), "results": results})
+				out := map[string]any{"budget_ms": float64(budget) / float64(time.Millisecond), "results": results}
+				if rounds > 1 {
+					out["rounds"], out["summary"] = rounds, bench.Summarize(results)
+				}
+				return enc.Encode(out)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "policy\tcards\tqueued\trunning\tp50 ms\tp99 ms\tmax ms\tlate\tp99 ×EASY\tbudget cuts\tmean cut\tfallbacks\tcycles\tstarts\tbackfill\tcandidates\tLP rows\tLP cols\tgap\t")
+			round := ""
+			if rounds > 1 {
+				round = "round\t"
+			}
+			fmt.Fprintln(tw, round+"policy\tcards\tqueued\trunning\tp50 ms\tp99 ms\tmax ms\tlate\tp99 ×EASY\tbudget cuts\tmean cut\tfallbacks\tcycles\tstarts\tbackfill\tcandidates\tLP rows\tLP cols\tgap\t")
 			for _, r := range results {
+				if rounds > 1 {
+					fmt.Fprintf(tw, "%d\t", r.Round)
+				}
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t\n", r.Policy, r.Cards, r.Queued, r.Running,
 					r.P50ms, r.P99ms, r.MaxMs, r.Late, r.RatioToEASY, r.BudgetCuts, r.MeanCut, r.Fallbacks, r.Cycles, r.Starts, r.Backfills,
 					r.Candidates, r.LPRows, r.LPCols, r.Gap)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if rounds == 1 {
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "\nover %d rounds: medians (p99 and its ratio to EASY's of the same round: lowest – highest)\n", rounds)
+			fmt.Fprintln(tw, "policy\tcards\tqueued\tp50 ms\tp99 ms\t(min – max)\tp99 ×EASY\t(min – max)\tmax ms\tlate\tbudget cuts\tfallbacks\tcycles\t")
+			for _, m := range bench.Summarize(results) {
+				ratio, spread := "–", ""
+				if m.RatioToEASY > 0 {
+					ratio, spread = fmt.Sprintf("%.2f", m.RatioToEASY), fmt.Sprintf("%.2f – %.2f", m.RatioMin, m.RatioMax)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f – %.1f\t%s\t%s\t%.1f\t%d\t%d\t%d\t%d\t\n", m.Policy, m.Cards, m.Queued,
+					m.P50ms, m.P99ms, m.P99Min, m.P99Max, ratio, spread, m.MaxMs, m.Late, m.BudgetCuts, m.Fallbacks, m.Cycles)
 			}
 			return tw.Flush()
 		},
@@ -117,6 +160,7 @@ service gives it. Policies run one after another on one core (--cores).`,
 	cmd.Flags().IntSliceVar(&queued, "queued", []int{1000, 5000, 20000}, "queue depths (kept by arrivals)")
 	cmd.Flags().StringSliceVar(&policies, "policy", []string{"easy", "conservative", "huitian-greedy", "huitian"}, "policies, EASY first for the ratios: "+strings.Join(policyNames(), ", "))
 	cmd.Flags().IntVar(&cycles, "cycles", 30, "consecutive cycles measured per policy and size")
+	cmd.Flags().IntVar(&rounds, "rounds", 1, "measure every size this many times, the policies alternating, and give the medians over the rounds")
 	cmd.Flags().IntVar(&warmup, "warmup", 2, "cycles planned and acted on before measuring")
 	cmd.Flags().DurationVar(&step, "step", 30*time.Second, "time between cycles")
 	cmd.Flags().DurationVar(&budget, "budget", 50*time.Millisecond, "time budget of each plan (its context deadline)")
