@@ -329,8 +329,14 @@ func (d *Driver) suspendNow(ctx context.Context, j *batchv1.Job, spec *pb.JobSpe
 	ann := map[string]any{AnnPreempted: encodeJSON(y), AnnPreemption: nil, AnnCards: nil, AnnStartedAt: nil,
 		AnnReportedStart: nil, AnnProtectedUntil: nil, AnnReportedProg: nil}
 	if action == "REQUEUE" {
-		n, _ := strconv.Atoi(j.Annotations[AnnRequeueCount])
-		ann[AnnRequeueCount] = strconv.Itoa(n + 1)
+		// The count as jobSpec reads it (a bad or negative one is none),
+		// capped where int32 cannot wrap.
+		n, err := strconv.ParseInt(j.Annotations[AnnRequeueCount], 10, 32)
+		if err != nil || n < 0 {
+			n = 0
+		}
+		n = min(n, 1<<20)
+		ann[AnnRequeueCount] = strconv.FormatInt(n+1, 10)
 		if spec != nil {
 			spec.RequeueCount = int32(n + 1)
 		}

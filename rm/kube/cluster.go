@@ -3,6 +3,7 @@ package kube
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -91,8 +92,8 @@ func buildInventory(cfg *Config, nodes []*corev1.Node, rs []*resourcev1.Resource
 		for i := range s.Spec.Devices {
 			d := &s.Spec.Devices[i]
 			idx, ok := attr(d, cfg.Driver, cfg.Attributes.Index)
-			if !ok || idx.IntValue == nil || *idx.IntValue < 0 {
-				inv.problems = append(inv.problems, fmt.Sprintf("slice %s device %s: no int attribute %q", s.Name, d.Name, cfg.Attributes.Index))
+			if !ok || idx.IntValue == nil || *idx.IntValue < 0 || *idx.IntValue > math.MaxInt32 {
+				inv.problems = append(inv.problems, fmt.Sprintf("slice %s device %s: no int attribute %q from 0 to %d", s.Name, d.Name, cfg.Attributes.Index, math.MaxInt32))
 				continue
 			}
 			c := &card{node: node, pool: s.Spec.Pool.Name, device: d.Name,

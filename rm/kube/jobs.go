@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -158,6 +159,10 @@ func lastPart(attr string) string {
 	return attr
 }
 
+// maxLimitSeconds is the longest time limit a time.Duration holds, in
+// whole seconds.
+const maxLimitSeconds = int64(math.MaxInt64 / int64(time.Second))
+
 // jobSpec turns a managed Job and its claim request into huitian's JobSpec,
 // naming the field of every problem.
 func jobSpec(j *batchv1.Job, cr *claimRequest, cfg *Config) (*pb.JobSpec, error) {
@@ -171,15 +176,29 @@ func jobSpec(j *batchv1.Job, cr *claimRequest, cfg *Config) (*pb.JobSpec, error)
 	if par < 1 {
 		bad("spec.parallelism: must be ≥ 1, got %d", par)
 	}
+	// The cards, counted where they cannot wrap around: a count or a
+	// product past int32 is refused, not sent as another number.
+	cards := int64(0)
+	switch {
+	case cr.count < 1:
+		bad("claim template %s: count %d, want at least 1", cr.template, cr.count)
+	case cr.count > math.MaxInt32/int64(max(par, 1)):
+		bad("claim template %s: %d cards × spec.parallelism %d is more than %d cards", cr.template, cr.count, par, math.MaxInt32)
+	default:
+		cards = cr.count * int64(par)
+	}
 	s := &pb.JobSpec{
-		Id: jobID(j), User: j.Namespace, JobClass: "batch", Cards: int32(cr.count) * par,
+		Id: jobID(j), User: j.Namespace, JobClass: "batch", Cards: int32(cards),
 		SubmitTime: timestamppb.New(j.CreationTimestamp.Time), Topology: pb.Topology_TOPOLOGY_ANY,
 		Backfill:  pb.BackfillPreference_BACKFILL_PREFERENCE_ALLOW,
 		CardModel: modelOf(cr.selectors, cfg.Attributes.Model),
 	}
-	if j.Spec.ActiveDeadlineSeconds == nil || *j.Spec.ActiveDeadlineSeconds <= 0 {
+	switch ds := j.Spec.ActiveDeadlineSeconds; {
+	case ds == nil || *ds <= 0:
 		bad("spec.activeDeadlineSeconds: required, it is the job's time limit")
-	} else {
+	case *ds > maxLimitSeconds:
+		bad("spec.activeDeadlineSeconds: %d s, want at most %d (a time limit of about 290 years)", *ds, maxLimitSeconds)
+	default:
 		s.TimeLimit = durationpb.New(time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second)
 	}
 	if v := a[AnnUser]; v != "" {
@@ -215,7 +234,7 @@ func jobSpec(j *batchv1.Job, cr *claimRequest, cfg *Config) (*pb.JobSpec, error)
 	}
 	if v, ok := a[AnnMaxPreemptProb]; ok {
 		p, err := strconv.ParseFloat(v, 64)
-		if err != nil || p < 0 || p > 1 {
+		if err != nil || !(p >= 0 && p <= 1) { // NaN too
 			bad("annotation %s: want a number in [0, 1], got %q", AnnMaxPreemptProb, v)
 		}
 		s.MaxPreemptionProbability = p
@@ -255,7 +274,7 @@ func jobSpec(j *batchv1.Job, cr *claimRequest, cfg *Config) (*pb.JobSpec, error)
 			s.Topology = pb.Topology_TOPOLOGY_SAME_NODE
 		}
 	} else {
-		s.CardsPerNode = int32(cr.count)
+		s.CardsPerNode = int32(min(cr.count, math.MaxInt32)) // refused above when it does not fit
 		if s.Topology == pb.Topology_TOPOLOGY_SAME_NODE || s.Topology == pb.Topology_TOPOLOGY_SAME_NVLINK_ISLAND {
 			bad("annotation %s: %s cannot hold %d pods of %d cards each, one node per pod", AnnTopology, a[AnnTopology], par, cr.count)
 		}
@@ -324,9 +343,9 @@ func DecodeCards(s string) ([]*pb.CardRef, error) {
 			return nil, fmt.Errorf("cards %q: want node:i,j;node2:k", s)
 		}
 		for x := range strings.SplitSeq(list, ",") {
-			i, err := strconv.Atoi(x)
+			i, err := strconv.ParseInt(x, 10, 32)
 			if err != nil || i < 0 {
-				return nil, fmt.Errorf("cards %q: bad index %q", s, x)
+				return nil, fmt.Errorf("cards %q: bad index %q, want 0 to %d", s, x, math.MaxInt32)
 			}
 			out = append(out, &pb.CardRef{Node: node, Index: int32(i)})
 		}

@@ -108,6 +108,41 @@ func TestJobSpecNamesEveryBadField(t *testing.T) {
 	}
 }
 
+// TestJobSpecRefusesWhatWouldWrap: numbers past what the contract's
+// fields hold are refused, naming the field, instead of sent wrapped
+// around (65,536 pods of 65,536 cards were 0 cards; 2³² + 1 cards a pod
+// were 1) — and a probability that is not a number is no probability.
+func TestJobSpecRefusesWhatWouldWrap(t *testing.T) {
+	cfg := Defaults()
+	for _, tc := range []struct {
+		name     string
+		par      int32
+		count    int64
+		deadline int64
+		ann      map[string]string
+		field    string
+	}{
+		{"cards × parallelism past int32", 65536, 65536, 3600, nil, "spec.parallelism"},
+		{"a pod's cards past int32", 1, 1<<32 + 1, 3600, nil, "claim template"},
+		{"a negative count", 1, -15, 3600, nil, "claim template"},
+		{"a limit no duration holds", 1, 8, 1 << 40, nil, "spec.activeDeadlineSeconds"},
+		{"NaN probability", 1, 8, 3600, map[string]string{AnnMaxPreemptProb: "NaN"}, AnnMaxPreemptProb},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := testJob("w", tc.par, tc.ann)
+			j.Spec.ActiveDeadlineSeconds = &tc.deadline
+			cr, err := parseClaim("gpus", "w-gpus", testClaim(tc.count))
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, err := jobSpec(j, cr, &cfg)
+			if !errors.Is(err, ErrInvalidJob) || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("spec %v, error %v: want ErrInvalidJob naming %s", spec, err, tc.field)
+			}
+		})
+	}
+}
+
 func TestParseClaimRefusesWhatCannotBePinned(t *testing.T) {
 	all := testClaim(0)
 	all.Spec.Devices.Requests[0].Exactly.AllocationMode = resourcev1.DeviceAllocationModeAll
@@ -133,7 +168,7 @@ func TestCardsRoundTrip(t *testing.T) {
 	if got := encodeCards(back); got != s {
 		t.Errorf("round trip %q → %q", s, got)
 	}
-	for _, bad := range []string{"", "n1", "n1:", "n1:a", "n1:-1"} {
+	for _, bad := range []string{"", "n1", "n1:", "n1:a", "n1:-1", "n1:2147483648", "n1:4294967297"} {
 		if _, err := DecodeCards(bad); err == nil {
 			t.Errorf("DecodeCards(%q) accepted", bad)
 		}
@@ -171,6 +206,24 @@ func TestSliceRoundTrip(t *testing.T) {
 	}
 	if c := inv.byDevice["gpu-1/gpu-5"]; c == nil || c.uuid != "GPU-1-f" || c.pb.GetIndex() != 5 {
 		t.Errorf("device gpu-1/gpu-5 → %+v", c)
+	}
+}
+
+// TestSliceIndexPastInt32IsAProblem: a device whose index attribute no
+// card index holds is a problem of the inventory, not a card whose index
+// wrapped around onto another's (2³² + 3 was card 3).
+func TestSliceIndexPastInt32IsAProblem(t *testing.T) {
+	cfg := Defaults()
+	cfg.Driver = "gpu.huitian.dev"
+	sl := SliceFor(&pb.Node{Name: "gpu-1", Cards: []*pb.Card{{Index: 0}, {Index: 1}}}, cfg.Driver, cfg.Attributes)
+	far := int64(1<<32 + 3)
+	sl.Spec.Devices[1].Attributes[resourcev1.QualifiedName(cfg.Attributes.Index)] = resourcev1.DeviceAttribute{IntValue: &far}
+	inv := buildInventory(&cfg, []*corev1.Node{testNode("gpu-1", false)}, []*resourcev1.ResourceSlice{sl})
+	if len(inv.problems) != 1 || !strings.Contains(inv.problems[0], "gpu-1") || !strings.Contains(inv.problems[0], cfg.Attributes.Index) {
+		t.Errorf("problems %q, want the device whose index is past int32", inv.problems)
+	}
+	if n := inv.cluster.GetNodes(); len(n) != 1 || len(n[0].GetCards()) != 1 || n[0].GetCards()[0].GetIndex() != 0 {
+		t.Errorf("cluster %v, want gpu-1 with card 0 alone", inv.cluster)
 	}
 }
 
