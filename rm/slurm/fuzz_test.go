@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/huitian/huitian/internal/wire"
 )
 
 // Every parser of Slurm's output takes any bytes without a panic, and what
@@ -54,6 +56,7 @@ func FuzzParseJobDetail(f *testing.F) {
 func FuzzParseQueue(f *testing.F) {
 	seedFiles(f, "squeue.json")
 	f.Add(`{"jobs":[{"job_id":1,"nodes":"n[1-2]","gres_detail":["gpu:1(IDX:0)","gpu:1(IDX:7)"],"tres_per_node":"gres:gpu:1","time_limit":5}]}`)
+	f.Add(`{"jobs":[{"job_id":2,"node_count":2,"tres_per_node":"gres:gpu:4","time_limit":90,"comment":"huitian: class=training checkpointable=true checkpoint-cost=2m backfill=low-risk max-preemption-probability=0.2 topology=same-switch comm=high priority=3"}]}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		jobs, err := ParseQueue([]byte(s))
 		if err != nil {
@@ -61,8 +64,21 @@ func FuzzParseQueue(f *testing.F) {
 		}
 		for i := range jobs {
 			jobs[i].Allocs()
-			if spec, err := jobSpec(&jobs[i], &state{}); err == nil && (spec.GetCards() < 1 || spec.GetTimeLimit().AsDuration() <= 0) {
+			spec, err := jobSpec(&jobs[i], &state{})
+			if err != nil {
+				continue
+			}
+			if spec.GetCards() < 1 || spec.GetTimeLimit().AsDuration() <= 0 {
 				t.Fatalf("accepted spec %v", spec)
+			}
+			// What the driver accepts, the service accepts: the
+			// contract's rules.
+			probs, err := wire.Problems(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(probs) > 0 {
+				t.Fatalf("accepted %v, which the service refuses: %v", spec, probs)
 			}
 		}
 	})
