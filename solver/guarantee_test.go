@@ -770,6 +770,52 @@ func TestFreeBoundChangesNothing(t *testing.T) {
 	})
 }
 
+// TestWaitingForTheTryChangesNothing: the guarantee stops EASY's plan
+// after its main pass when a try passes its gate, and walks the rest only
+// when no try is kept; over random worlds, reservation depths (0: the
+// head is a large gang reserved after the main pass) and with every try
+// planned or only those the bounds let through, over a few cycles, it
+// decides exactly what walking EASY's whole plan first decides.
+func TestWaitingForTheTryChangesNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := randomWorld(t)
+		// Gangs of whole nodes: large ones are reserved after the main
+		// pass (Config.LargeDepth).
+		per := len(s.Cluster.Nodes[0].Cards)
+		for i := range s.Queued {
+			if j := &s.Queued[i]; j.Cards > per && j.Cards%per == 0 && rapid.Bool().Draw(t, "gang") {
+				j.CardsPerNode = per
+			}
+		}
+		first := twin(t, h)
+		first.fullFirst = true
+		depth := rapid.IntRange(0, 2).Draw(t, "depth")
+		every := rapid.Bool().Draw(t, "everyTry")
+		for _, p := range []*Huitian{h, first} {
+			p.cfg.Depth = depth
+			p.noFreeBound = every
+		}
+		for cycle := range rapid.IntRange(1, 3).Draw(t, "cycles") {
+			got, err := h.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := first.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("cycle %d: waiting for the try the plan differs (-whole plan first +waiting):\n%s", cycle, diff)
+			}
+			h.Decided(s, got)
+			first.Decided(s, want)
+			next := *s
+			next.Now = s.Now.Add(time.Duration(rapid.IntRange(1, 30).Draw(t, "step")) * time.Minute)
+			s = &next
+		}
+	})
+}
+
 // TestPreemptedStaysBehindPromisedHead: a job back in the queue after a
 // preemption (suspended for an earlier head, which has started since)
 // does not start ahead of the head now holding a promise, though it was

@@ -241,7 +241,11 @@ type Huitian struct {
 	needs []string
 	// noFreeBound makes the guarantee plan every try (tests: the bound
 	// must never change a decision).
-	noFreeBound   bool
+	noFreeBound bool
+	// fullFirst makes the guarantee walk EASY's whole plan before it
+	// sets up its tries, as it did before it waited for them after the
+	// main pass (tests: the wait changes no decision).
+	fullFirst     bool
 	heldPer       []int32   // mayBeFree's cards held per node
 	allUntil      []int64   // allYield's busy times
 	candBuf       []yielder // yieldCandidates' list

@@ -53,12 +53,22 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards}
 	prep.Until = c.withReleases(h.held, planned)
 	g := &guaranteeTries{c: c, ctx: ctx, prep: prep, planned: planned, margin: max(baseline.Seconds(h.cfg.Preempt.Margin), 1)}
-	core, brief, full, err := h.core.MainThen(ctx, s, prep, g.setUp)
+	more := g.setUp
+	if h.fullFirst {
+		more = nil // tests: EASY's whole plan first, the tries set up from it
+	}
+	core, brief, full, err := h.core.MainThen(ctx, s, prep, more)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	c.d.Stats.Fallback = core.Stats.Fallback
-	if !full {
+	if full && !g.asked && len(core.Reservations) > 0 {
+		// The main pass reserved nothing (a reservation depth of 0) and
+		// the walk after it did (a large gang's): that is the head, and
+		// the tries are set up from the whole plan.
+		g.setUp(core, brief)
+	}
+	if g.gated {
 		// A try is worth planning: plan it (and the next, if it is not kept).
 		for {
 			if d, b, yield, ok := g.walk(); ok {
@@ -70,6 +80,8 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 				break
 			}
 		}
+	}
+	if !full {
 		// No try kept: EASY's plan, whole; past the budget, its main pass
 		// (the starts in queue order and the head's reservation) alone,
 		// and what it did not consider goes to the backfill beyond EASY,
@@ -100,6 +112,8 @@ type guaranteeTries struct {
 	planned map[int]preempt.Release
 	margin  int64 // Preempt.Margin, in seconds (at least 1)
 
+	// asked: setUp was given a decision with a reservation.
+	asked bool
 	// nearHead: the head's reservation is within the margin (no try).
 	nearHead    bool
 	head        string          // the head's id
@@ -133,6 +147,7 @@ func (g *guaranteeTries) setUp(m *model.Decision, mb baseline.Brief) bool {
 	if len(m.Reservations) == 0 {
 		return true
 	}
+	g.asked = true
 	head := m.Reservations[0]
 	t0 := baseline.Rel(s.Now, head.Start)
 	if t0 <= g.margin {
