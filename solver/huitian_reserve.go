@@ -35,9 +35,9 @@ import (
 // Whether a try is worth planning is read from the main pass of EASY's
 // own plan (where the head would start). When one is, EASY's backfill
 // pass waits for the try: a try planned is nearly always kept, and the
-// backfill pass of a plan thrown away was a third of the slowest plans at
-// 65,536 cards (bench/README.md). Only when no try is kept is EASY's plan
-// made whole, the same plan as without the wait.
+// plan thrown away was a third of the guarantee in the slowest plans at
+// 65,536 cards, 9–16 ms (bench/README.md). Only when no try is kept is
+// EASY's plan made whole, the same plan as without the wait.
 func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, tell map[int]preempt.Release, err error) {
 	h, s := c.h, c.s
 	h.core.P = h.easyParams(s)
