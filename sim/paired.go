@@ -3,8 +3,10 @@ package sim
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/huitian/huitian/model"
 )
@@ -26,7 +28,11 @@ type Paired struct {
 	// Side.Relief (evaluation only: neither planner sees it). Unset, the
 	// relief uses the time limit.
 	Runtime func(jobID string) (float64, bool)
-	Stats   PairedStats
+	// Log, when set, gets every cycle whose started jobs differ
+	// (PairedStats.DifferJobs): the jobs only one planner starts, the
+	// first reservation of each, and Lead's preemptions (logCycle).
+	Log   io.Writer
+	Stats PairedStats
 }
 
 // PairedStats counts what the two planners decided, cycle by cycle.
@@ -81,8 +87,49 @@ func (p *Paired) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, 
 	}
 	if !slices.Equal(jl, js) {
 		p.Stats.DifferJobs++
+		if p.Log != nil {
+			if err := p.logCycle(s, dl, ds, jl, js); err != nil {
+				return nil, fmt.Errorf("paired log: %w", err)
+			}
+		}
 	}
 	return dl, nil
+}
+
+// logCycle writes a cycle whose started jobs differ, as
+//
+//	cycle 3491 at 2000-01-24T12:34:56Z: 52 queued, 8 running
+//	  lead only: 1401 backfill on 8 cards
+//	  shadow only: 1369 backfill on 15 cards
+//	  first reservation: lead 1365 in 59m42s, shadow 1365 in 2h29m48s
+//	  lead preempts: 1401 requeue
+//
+// with the started jobs of each (jl, js) sorted.
+func (p *Paired) logCycle(s *model.Snapshot, dl, ds *model.Decision, jl, js []string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cycle %d at %s: %d queued, %d running\n", p.Stats.Cycles, s.Now.UTC().Format(time.RFC3339), len(s.Queued), len(s.Running))
+	only := func(role string, d *model.Decision, other []string) {
+		for _, st := range d.Starts {
+			if _, found := slices.BinarySearch(other, st.JobID); !found {
+				fmt.Fprintf(&b, "  %s only: %s %v on %d cards\n", role, st.JobID, st.Kind, len(st.Cards))
+			}
+		}
+	}
+	only("lead", dl, js)
+	only("shadow", ds, jl)
+	first := func(d *model.Decision) string {
+		if len(d.Reservations) == 0 {
+			return "none"
+		}
+		r := d.Reservations[0]
+		return r.JobID + " in " + r.Start.Sub(s.Now).String()
+	}
+	fmt.Fprintf(&b, "  first reservation: lead %s, shadow %s\n", first(dl), first(ds))
+	for _, pr := range dl.Preemptions {
+		fmt.Fprintf(&b, "  lead preempts: %s %v\n", pr.JobID, pr.Action)
+	}
+	_, err := io.WriteString(p.Log, b.String())
+	return err
 }
 
 // add counts a decision's starts and returns their keys, sorted: with

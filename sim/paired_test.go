@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -58,5 +60,22 @@ func TestPairedSamePlannerNeverDiffers(t *testing.T) {
 	run(t, tr.Jobs, p, Config{Cluster: flat(t, 16)})
 	if p.Stats.Differ != 0 || p.Stats.Lead != p.Stats.Shadow || p.Stats.Cycles == 0 {
 		t.Errorf("EASY paired with EASY: %+v; want no difference", p.Stats)
+	}
+}
+
+// TestPairedLogsTheCyclesThatDiffer: the one cycle where the started jobs
+// differ (t=2: EASY backfills j3, FCFS starts nothing) is logged with the
+// job only the lead starts and each planner's first reservation: EASY's
+// for j2 at t=100, when j1 ends; FCFS reserves nothing.
+func TestPairedLogsTheCyclesThatDiffer(t *testing.T) {
+	var log strings.Builder
+	p := &Paired{Lead: easy(), Shadow: fcfs(), Log: &log}
+	run(t, pairedJobs(), p, Config{Cluster: flat(t, 4)})
+	at := DefaultEpoch.Add(2 * time.Second).Format(time.RFC3339)
+	want := "cycle 3 at " + at + ": 2 queued, 1 running\n" +
+		"  lead only: j3 backfill on 1 cards\n" +
+		"  first reservation: lead j2 in 1m38s, shadow none\n"
+	if got := log.String(); got != want {
+		t.Errorf("log:\n%s\nwant:\n%s", got, want)
 	}
 }

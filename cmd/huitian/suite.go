@@ -239,7 +239,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	stderr := cmd.ErrOrStderr()
 	// 1. Flags: every problem exits with status 2.
 	s := &f.suite
-	for _, other := range []string{"trace", "pair", "jobs", "report", "cluster", "load", "format", "filter"} {
+	for _, other := range []string{"trace", "pair", "pair-log", "jobs", "report", "cluster", "load", "format", "filter"} {
 		if cmd.Flags().Changed(other) {
 			return exitWith(2, fmt.Errorf("--suite: --%s is for a single replay; the suite picks its traces and clusters", other))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -34,7 +35,7 @@ type whatifFlags struct {
 	killAtLimit, asJSON                                                    bool
 	interval                                                               time.Duration
 	jobsDir, reportDir                                                     string
-	pair                                                                   string
+	pair, pairLog                                                          string
 	ties                                                                   string
 	replicas                                                               int
 	load                                                                   float64
@@ -153,6 +154,7 @@ a miss is beyond chance: the mean less t standard errors (Student's t at
 	fl.Float64Var(&f.load, "load", 0, "size the cluster for this offered load as --suite does (flat:N, or hgx:N when jobs ask for nodes; submit times scaled when the smallest cluster that holds the largest job is too big), instead of --cluster; 0: --cluster")
 	fl.IntVar(&f.replicas, "replicas", 0, "compare the policies over the trace and this many minus one replicas of it (2% of jobs submitted 1–120 s later, seeded): ratios to --reference as mean ± standard error; with --suite, every workload's, beside each row's own run; 0: one run")
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
+	fl.StringVar(&f.pairLog, "pair-log", "", "--pair: write every cycle whose started jobs differ to this file: the jobs only one planner starts, each one's first reservation, LEAD's preemptions")
 	f.prof.flags(fl)
 	cmd.AddCommand(newWhatifMergeCmd())
 	return cmd
@@ -244,6 +246,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 		return exitWith(2, errors.New("--trace: give a trace file or synth:jobs=N,…"))
 	}
 	policies := f.policies
+	if f.pairLog != "" && f.pair == "" {
+		return exitWith(2, errors.New("--pair-log: for a --pair run"))
+	}
 	if f.pair != "" {
 		switch {
 		case cmd.Flags().Changed("policy"):
@@ -722,7 +727,7 @@ func intervalNote(d time.Duration) string {
 
 // runPaired runs --pair: one simulation driven by the first policy, the
 // second planning alongside (sim.Paired).
-func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, est sim.Estimates, cycles sim.Cycles, ties sim.Ties) error {
+func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, est sim.Estimates, cycles sim.Cycles, ties sim.Ties) (err error) {
 	lead, err := solver.New(runs[0].policy, runs[0].depth)
 	if err != nil {
 		return err
@@ -743,6 +748,19 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 		r, ok := runtime[id]
 		return r, ok
 	}}
+	if f.pairLog != "" {
+		lf, err := os.Create(f.pairLog)
+		if err != nil {
+			return fmt.Errorf("--pair-log: %w", err)
+		}
+		bw := bufio.NewWriter(lf)
+		p.Log = bw
+		defer func() {
+			if ferr := errors.Join(bw.Flush(), lf.Close()); ferr != nil && err == nil {
+				err = fmt.Errorf("--pair-log: %w", ferr)
+			}
+		}()
+	}
 	t0 := time.Now()
 	res, err := sim.Run(cmd.Context(), tr.Jobs, p, sim.Config{
 		Cluster:     c,

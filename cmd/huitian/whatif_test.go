@@ -135,6 +135,7 @@ func TestWhatifBadInput(t *testing.T) {
 		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs,hybrid"},
 		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs", "--policy", "easy"},
 		{"whatif", "--trace", "synth:jobs=10", "--pair", "easy,fcfs", "--jobs", t.TempDir()},
+		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy", "--pair-log", filepath.Join(t.TempDir(), "log")},
 		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "1"},
 		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy,fcfs", "--replicas", "-3"},
 		{"whatif", "--trace", "synth:jobs=10", "--policy", "easy", "--replicas", "3"},
@@ -162,7 +163,8 @@ func wantUsageError(t *testing.T, args ...string) {
 // (its row equals a --policy run's) and counts the shadow's differences.
 func TestWhatifPair(t *testing.T) {
 	args := []string{"whatif", "--trace", "synth:jobs=300,seed=2,cards=32", "--cluster", "hgx:4", "--json"}
-	out, stderr, err := runCLI(t, append(args, "--pair", "easy,fcfs")...)
+	logPath := filepath.Join(t.TempDir(), "pair.log")
+	out, stderr, err := runCLI(t, append(args, "--pair", "easy,fcfs", "--pair-log", logPath)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -170,6 +172,7 @@ func TestWhatifPair(t *testing.T) {
 		Lead, Shadow string
 		Paired       struct {
 			Cycles, Differ int
+			DifferJobs     int `json:"differ_jobs"`
 			Lead, Shadow   struct{ Starts int }
 		}
 		Run map[string]any `json:"lead_run"`
@@ -200,6 +203,21 @@ func TestWhatifPair(t *testing.T) {
 	if paired.Lead != "easy" || paired.Shadow != "fcfs" || p.Cycles == 0 || p.Differ == 0 || p.Lead.Starts <= p.Shadow.Starts {
 		t.Errorf("paired %+v: want EASY leading, FCFS differing in some cycles and starting fewer jobs", paired)
 	}
+	// --pair-log: a block for each cycle whose started jobs differ.
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, want := strings.Count(string(log), "\ncycle ")+b2i(strings.HasPrefix(string(log), "cycle ")), p.DifferJobs; n != want || n == 0 {
+		t.Errorf("--pair-log has %d cycles, the counts %d differing in their started jobs:\n%s", n, want, log)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestWhatifTableAsReport: the console shows report.md's tables, with the
