@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
 	"github.com/huitian/huitian/model"
@@ -756,17 +754,7 @@ func TestFreeBoundChangesNothing(t *testing.T) {
 		}
 		every := twin(t, h)
 		every.noFreeBound = true
-		got, err := h.Plan(context.Background(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := every.Plan(context.Background(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("with the bound the plan differs (-every try +bound):\n%s", diff)
-		}
+		planAlike(t, h, every, s, "with the bound the plan differs (-every try +bound)")
 	})
 }
 
@@ -796,17 +784,7 @@ func TestWaitingForTheTryChangesNothing(t *testing.T) {
 			p.noFreeBound = every
 		}
 		for cycle := range rapid.IntRange(1, 3).Draw(t, "cycles") {
-			got, err := h.Plan(context.Background(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := first.Plan(context.Background(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Fatalf("cycle %d: waiting for the try the plan differs (-whole plan first +waiting):\n%s", cycle, diff)
-			}
+			got, want := planAlike(t, h, first, s, fmt.Sprintf("cycle %d: waiting for the try the plan differs (-whole plan first +waiting)", cycle))
 			h.Decided(s, got)
 			first.Decided(s, want)
 			next := *s

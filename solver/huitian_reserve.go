@@ -270,10 +270,7 @@ func (g *guaranteeTries) walk() (*model.Decision, baseline.Brief, map[int]preemp
 	g.gated = false
 	c := g.c
 	h, s := c.h, c.s
-	tr := &g.tries[g.cur]
-	if baseline.Done(g.ctx) != nil {
-		return nil, baseline.Brief{}, nil, false // past the budget: EASY's own guarantee
-	}
+	tr := &g.tries[g.cur] // gate checked the budget just before
 	// The main pass alone says where the head would start, and most
 	// tries gain too little to keep: plan the rest only for one kept,
 	// or when the head was left to the backfill pass.

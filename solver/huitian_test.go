@@ -324,17 +324,25 @@ func observeFinished(h *Huitian, j model.Job, start time.Time, run time.Duration
 // planAsFresh plans s with h, which planned before, and with fresh, a
 // twin with no caches, and fails unless they decide the same.
 func planAsFresh(t *rapid.T, h, fresh *Huitian, s *model.Snapshot, what string) {
+	planAlike(t, h, fresh, s, what+"the planner that planned before differs from a fresh one (-fresh +planned)")
+}
+
+// planAlike plans s with h and with ref and fails, saying what (the
+// diff is -ref +h), unless they decide the same; it returns both
+// decisions.
+func planAlike(t *rapid.T, h, ref *Huitian, s *model.Snapshot, what string) (got, want *model.Decision) {
 	got, err := h.Plan(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := fresh.Plan(context.Background(), s)
+	want, err = ref.Plan(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-		t.Fatalf("%sthe planner that planned before differs from a fresh one (-fresh +planned):\n%s", what, diff)
+		t.Fatalf("%s:\n%s", what, diff)
 	}
+	return got, want
 }
 
 // twin returns a planner of h's kind (greedy or LP) with h's memory and

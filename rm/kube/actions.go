@@ -329,16 +329,10 @@ func (d *Driver) suspendNow(ctx context.Context, j *batchv1.Job, spec *pb.JobSpe
 	ann := map[string]any{AnnPreempted: encodeJSON(y), AnnPreemption: nil, AnnCards: nil, AnnStartedAt: nil,
 		AnnReportedStart: nil, AnnProtectedUntil: nil, AnnReportedProg: nil}
 	if action == "REQUEUE" {
-		// The count as jobSpec reads it (a bad or negative one is none),
-		// capped where int32 cannot wrap.
-		n, err := strconv.ParseInt(j.Annotations[AnnRequeueCount], 10, 32)
-		if err != nil || n < 0 {
-			n = 0
-		}
-		n = min(n, 1<<20)
-		ann[AnnRequeueCount] = strconv.FormatInt(n+1, 10)
+		n := requeuesOf(j.Annotations) + 1
+		ann[AnnRequeueCount] = strconv.Itoa(int(n))
 		if spec != nil {
-			spec.RequeueCount = int32(n + 1)
+			spec.RequeueCount = n
 		}
 	}
 	if err := d.patchJob(ctx, j, map[string]any{"metadata": map[string]any{"annotations": ann}, "spec": map[string]any{"suspend": true}}); err != nil {

@@ -159,6 +159,17 @@ func lastPart(attr string) string {
 	return attr
 }
 
+// requeuesOf is the requeue count the adapter keeps on a Job
+// (AnnRequeueCount): 0 when missing, bad or negative, and at most 2²⁰,
+// so that counting one more never wraps around.
+func requeuesOf(a map[string]string) int32 {
+	n, err := strconv.ParseInt(a[AnnRequeueCount], 10, 32)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(min(n, 1<<20))
+}
+
 // maxLimitSeconds is the longest time limit a time.Duration holds, in
 // whole seconds.
 const maxLimitSeconds = int64(math.MaxInt64 / int64(time.Second))
@@ -199,7 +210,7 @@ func jobSpec(j *batchv1.Job, cr *claimRequest, cfg *Config) (*pb.JobSpec, error)
 	case *ds > maxLimitSeconds:
 		bad("spec.activeDeadlineSeconds: %d s, want at most %d (a time limit of about 290 years)", *ds, maxLimitSeconds)
 	default:
-		s.TimeLimit = durationpb.New(time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second)
+		s.TimeLimit = durationpb.New(time.Duration(*ds) * time.Second)
 	}
 	if v := a[AnnUser]; v != "" {
 		s.User = v
@@ -261,12 +272,7 @@ func jobSpec(j *batchv1.Job, cr *claimRequest, cfg *Config) (*pb.JobSpec, error)
 		}
 		s.Priority = int32(p)
 	}
-	if v, ok := a[AnnRequeueCount]; ok {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err == nil && n > 0 {
-			s.RequeueCount = int32(n)
-		}
-	}
+	s.RequeueCount = requeuesOf(a)
 	// A pod's claim is allocated on the pod's node: one pod is one node, and
 	// several pods take their count on each node they use.
 	if par == 1 {
