@@ -156,9 +156,10 @@ type Huitian struct {
 	// estPlan counts plans; an entry notes the last plan that read it, and
 	// when the cache has grown past twice its size after the last sweep
 	// (estKept), a plan first drops the stale entries and those the last
-	// plan did not read.
+	// plan did not read. estVer numbers the entries' computations.
 	est     map[estKey]*estEntry
 	estPlan uint64
+	estVer  uint64
 	estKept int
 	// histPlan is the history at the start of the last plan, histSame
 	// whether it is the same at this one's (fresh).
@@ -179,19 +180,27 @@ type Huitian struct {
 	posOf    []int
 	pendPos  []int
 	pendBuf  []model.Pending
-	// runSlots keep running jobs' distributions in place from one cycle
-	// to the next, one slot per card that was some job's first card
-	// (runSlotAt, -1: none): a job on the same first card with the same
-	// user, class, card count and limit has the same distribution while
-	// the history's token is current. runSlotsHist is the history the
-	// last cycle's were current with (runningDist). runVals are the
-	// slots' distributions, by the same index: every running job's slot
-	// key is read every cycle, its distribution only when a phase asks.
-	runSlots     []runKey
-	runVals      []runEst
-	runSlotAt    []int32
-	runSlotsHist histMark
-	runIdxs      []int32
+	// runList keeps running jobs' distributions from one cycle to the
+	// next: the last cycle's running jobs in the snapshot's order, each
+	// with the slot of runVals that holds its distribution. A job on the
+	// same first card with the same user, class, card count and limit
+	// has the same distribution while the history's token is current.
+	// A cycle walks the list alongside the snapshot's running jobs (a
+	// resource manager lists them in a stable order: a cycle drops the
+	// ended ones and adds the started ones), so that every job's key is
+	// read in memory order; runAt finds one further away (its index in
+	// runList by first card, checked against the entry). runListNo is
+	// the cycle that made the list whole (0: none), runListHist the
+	// history its entries were current with (runningDist). runVals are
+	// read only when a phase asks; runFree lists the slots no job holds.
+	runList, runListNext     []runKey
+	runFirsts, runFirstsNext []int32 // each entry's first card
+	runListNo                uint64
+	runListHist              histMark
+	runAt                    []int32
+	runVals                  []runEst
+	runFree                  []int32
+	runIdxs                  []int32
 	// memo is the last cycle's queued jobs in the snapshot's order, with
 	// the cache entry of each one's estimate once a phase asked for it
 	// (queuedEst), memoNext the buffer of the next cycle's. A deep queue
@@ -378,6 +387,7 @@ type estEntry struct {
 	basis  estimate.Basis
 	tok    estimate.Token
 	used   uint64 // the last plan (estPlan) that read it
+	ver    uint64 // which computation of the planner's (Huitian.estVer) it holds
 }
 
 type resv struct {
@@ -469,80 +479,133 @@ func (h *Huitian) histNow() histMark { return histMark{h.mem.hist, h.mem.hist.Le
 func (h *Huitian) estimate(e *estEntry, j *model.Job) {
 	r, b, tok := h.mem.hist.EstimateRatios(j.User, j.Class, j.Cards)
 	b.Quantile = h.cfg.Quantile
-	*e = estEntry{ratios: r, basis: b, tok: tok}
+	h.estVer++
+	*e = estEntry{ratios: r, basis: b, tok: tok, ver: h.estVer}
 }
 
-// runKey is what a slot of Huitian.runSlots was computed from, and when
-// it was last read: a running job that still has the same user, class,
-// card count and limit, while the entry's token is the slot's, has the
-// slot's distribution (runEst, in runVals at the same index: a function
-// of those and of the history the token stands for). One cache line: at
-// 65,536 cards the 28,000 running jobs' slots are read every cycle; read
-// with their distributions (280 bytes a slot, out of cache) they took
-// 11 ms a cycle.
+// runKey is a running job as Huitian.runList keeps it: what its
+// distribution (runEst, in runVals at val: a function of these and of
+// the entry's computation) was computed from. One cache line: at 65,536 cards the 28,000 running
+// jobs' keys are read every cycle; read with their distributions (280
+// bytes a slot, out of cache) they took 11 ms a cycle, and read by their
+// first cards, in no order, 4 ms.
 type runKey struct {
 	user, class string
-	cards       int
-	limit       time.Duration
 	entry       *estEntry // the cache entry the distribution was scaled from
-	seen        uint64    // the cycle that last read it (Huitian.cycles)
+	ver         uint64    // the entry's computation it was scaled from (estEntry.ver)
+	limit       time.Duration
+	cards       int32 // the job's cards; one past int32 never matches
+	val         int32 // its slot of Huitian.runVals; -1 once taken into the next list
 }
 
 // runEst is a slot's distribution as the cycle that last computed it
-// left it, with the token of the entry it was scaled from.
+// left it.
 type runEst struct {
-	tok  estimate.Token // entry's when the distribution was scaled
 	dist estimate.Dist
 	own  bool // the estimate rests on the user's own history (Basis.Own)
 }
 
-// runningDist finds running job i's runtime distribution: the slot of
-// its first card when that holds the same user, class, card count and
-// limit (the last cycle's entry needs no token read when sameHist, an
-// older one is brought up to date), else estEntryOf's, written there.
-// Every running job asks every cycle, and most of an estimate's cost
-// was the map lookup and the scaling to the limit; kept in place, an
-// unchanged job is not copied either (a deep cluster's every running
-// job, every cycle). sameHist says the history is the one the last
-// cycle's entries were current with.
-func (c *cycle) runningDist(i int, sameHist bool) int32 {
+// runningDist finds running job i's runtime distribution and returns
+// its slot of Huitian.runVals: the last cycle's (runList, from *cur on,
+// else by its first card) when it holds the same user, class, card
+// count and limit (an entry of the last cycle needs no token read when
+// sameHist, an older one is brought up to date), else estEntryOf's,
+// written there. The job's key goes to the next list. Every running
+// job asks every cycle, and most of an estimate's cost was the map
+// lookup and the scaling to the limit; kept in place, an unchanged job
+// is not copied either (a deep cluster's every running job, every
+// cycle). sameHist says the history is the one the last cycle's entries
+// were current with.
+func (c *cycle) runningDist(i int, sameHist bool, cur *int) int32 {
 	h, j := c.h, &c.s.Running[i].Job
-	first := c.runCards[i][0] // a valid snapshot's running jobs hold cards (newCycle checks)
-	k := h.runSlotAt[first]
-	if k < 0 {
-		k = int32(len(h.runSlots))
-		h.runSlots = append(h.runSlots, runKey{})
-		h.runVals = append(h.runVals, runEst{})
-		h.runSlotAt[first] = k
-	} else if rk := &h.runSlots[k]; rk.entry != nil && rk.user == j.User && rk.class == j.Class && rk.cards == j.Cards && rk.limit == j.TimeLimit {
-		last := rk.seen+1 == c.no
-		rk.seen = c.no
-		if sameHist && last {
-			return k
+	first := int32(c.runCards[i][0]) // a valid snapshot's running jobs hold cards (newCycle checks)
+	var rk runKey
+	if o := h.lastRun(first, cur); o == nil {
+		rk.val = h.newRunVal()
+	} else if rk, o.val = *o, -1; rk.user == j.User && rk.class == j.Class && int(rk.cards) == j.Cards && rk.limit == j.TimeLimit {
+		if !sameHist || h.runListNo+1 != c.no {
+			// The history moved, or the entry is older than the last
+			// cycle: the same entry, brought up to date (once a plan,
+			// however many jobs share it) without looking it up again.
+			// The slot holds its distribution while the entry holds
+			// the computation it was scaled from: tokens are read per
+			// entry, not per job, and the slot only when it changes.
+			if e := h.fresh(rk.entry, j); e != rk.entry || e.ver != rk.ver {
+				h.setRunSlot(&rk, j, e)
+			}
 		}
-		// The history moved, or the entry is older than the last
-		// cycle: the same entry, brought up to date (once a plan,
-		// however many jobs share it) without looking it up again.
-		// Its token is the slot's while what it was computed from is
-		// current: tokens are read per entry, not per job.
-		e := h.fresh(rk.entry, j)
-		if re := &h.runVals[k]; e != rk.entry || e.tok != re.tok {
-			h.setRunSlot(k, j, e)
-		}
-		return k
+		h.runListNext = append(h.runListNext, rk)
+		h.runFirstsNext = append(h.runFirstsNext, first)
+		return rk.val
 	}
-	h.setRunSlot(k, j, h.estEntryOf(j))
-	return k
+	h.setRunSlot(&rk, j, h.estEntryOf(j))
+	h.runListNext = append(h.runListNext, rk)
+	h.runFirstsNext = append(h.runFirstsNext, first)
+	return rk.val
+}
+
+// lastRun returns the last cycle's entry of the running job on first
+// card first, nil when none is left: looked for from *cur on (past the
+// jobs that ended since), then by the card.
+func (h *Huitian) lastRun(first int32, cur *int) *runKey {
+	for k := *cur; k < len(h.runFirsts) && k < *cur+lookAhead; k++ {
+		if h.runFirsts[k] == first && h.runList[k].val >= 0 {
+			*cur = k + 1
+			return &h.runList[k]
+		}
+	}
+	if k := h.runAt[first]; k >= 0 && int(k) < len(h.runFirsts) && h.runFirsts[k] == first && h.runList[k].val >= 0 {
+		return &h.runList[k]
+	}
+	return nil
+}
+
+// newRunVal returns a slot of runVals no job holds.
+func (h *Huitian) newRunVal() int32 {
+	if n := len(h.runFree); n > 0 {
+		v := h.runFree[n-1]
+		h.runFree = h.runFree[:n-1]
+		return v
+	}
+	h.runVals = append(h.runVals, runEst{})
+	return int32(len(h.runVals) - 1)
+}
+
+// endRunList makes the list runningDist built the next cycle's: the
+// slots of the last cycle's jobs not in it are freed. whole says every
+// running job was read (a cancelled cycle's list is not: none of its
+// entries counts as the last cycle's).
+func (h *Huitian) endRunList(no uint64, whole bool) {
+	for k := range h.runList {
+		if v := h.runList[k].val; v >= 0 {
+			if !whole {
+				// Not read this cycle: kept, not current.
+				h.runListNext = append(h.runListNext, h.runList[k])
+				h.runFirstsNext = append(h.runFirstsNext, h.runFirsts[k])
+				continue
+			}
+			h.runFree = append(h.runFree, v)
+		}
+	}
+	h.runList, h.runListNext = h.runListNext, h.runList[:0]
+	h.runFirsts, h.runFirstsNext = h.runFirstsNext, h.runFirsts[:0]
+	for k, f := range h.runFirsts {
+		h.runAt[f] = int32(k)
+	}
+	h.runListNo = 0
+	if whole {
+		h.runListNo = no
+	}
 }
 
 // runningEst returns running job i's runtime distribution (runningDist).
 func (c *cycle) runningEst(i int) *runEst { return &c.h.runVals[c.runIdx[i]] }
 
-// setRunSlot makes slot k j's, from its current cache entry e, read this
-// cycle.
-func (h *Huitian) setRunSlot(k int32, j *model.Job, e *estEntry) {
-	h.runSlots[k] = runKey{user: j.User, class: j.Class, cards: j.Cards, limit: j.TimeLimit, entry: e, seen: h.cycles}
-	h.runVals[k] = runEst{tok: e.tok, dist: e.ratios.Of(j.TimeLimit.Seconds()), own: e.basis.Own()}
+// setRunSlot makes rk j's, from its current cache entry e, and its slot
+// of runVals e's distribution for j.
+func (h *Huitian) setRunSlot(rk *runKey, j *model.Job, e *estEntry) {
+	rk.user, rk.class, rk.cards, rk.limit, rk.entry, rk.ver = j.User, j.Class, int32(j.Cards), j.TimeLimit, e, e.ver
+	h.runVals[rk.val] = runEst{dist: e.ratios.Of(j.TimeLimit.Seconds()), own: e.basis.Own()}
 }
 
 // sweepEstimates starts a plan's use of the estimate cache: it counts the
@@ -799,8 +862,9 @@ func take(dst, e *queuedMemo, j *model.Job) {
 }
 
 // lookAhead is how far matchQueued looks down the last cycle's queue for a
-// job, per job not found since the last one found; past maxMisses jobs not
-// found in a row it looks them up by id.
+// job, per job not found since the last one found (past maxMisses jobs not
+// found in a row it looks them up by id), and lastRun down the last
+// cycle's running jobs before it asks by card.
 const (
 	lookAhead = 8
 	maxMisses = 32
@@ -835,29 +899,33 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 	// Every running job's runtime distribution: the guarantee asks
 	// whether backfill jobs end soon, the predicted profile holds every
 	// job's cards by it.
-	if len(h.runSlotAt) != len(c.lay.Cards) {
-		h.runSlotAt = make([]int32, len(c.lay.Cards))
-		for k := range h.runSlotAt {
-			h.runSlotAt[k] = -1
+	if len(h.runAt) != len(c.lay.Cards) {
+		h.runAt = make([]int32, len(c.lay.Cards))
+		for k := range h.runAt {
+			h.runAt[k] = -1
 		}
-		h.runSlots, h.runVals = h.runSlots[:0], h.runVals[:0]
+		h.runList, h.runFirsts, h.runVals, h.runFree, h.runListNo = h.runList[:0], h.runFirsts[:0], h.runVals[:0], h.runFree[:0], 0
 	}
 	h.cycles++
 	c.no = h.cycles
 	c.runIdx = resized(&h.runIdxs, len(s.Running))
-	sameHist := h.runSlotsHist == h.histNow()
+	sameHist := h.runListHist == h.histNow()
+	h.runListNext, h.runFirstsNext = h.runListNext[:0], h.runFirstsNext[:0]
+	cur := 0
 	for i := range s.Running {
 		if err := cancelledEvery(ctx, i); err != nil {
-			// The slots brought up to date stay so; the rest are
-			// brought up to date when next asked (seen is older).
+			// The entries brought up to date stay so; the rest are
+			// brought up to date when next read.
+			h.endRunList(c.no, false)
 			return nil, err
 		}
-		c.runIdx[i] = c.runningDist(i, sameHist)
+		c.runIdx[i] = c.runningDist(i, sameHist, &cur)
 		if s.Running[i].Kind == model.Backfill {
 			c.runBackfill += len(c.runCards[i])
 		}
 	}
-	h.runSlotsHist = h.histNow()
+	h.endRunList(c.no, true)
+	h.runListHist = h.histNow()
 	c.queued = resized(&h.queueds, len(s.Queued))
 	c.matchQueued()
 	// EASY's order (the guarantee's) and huitian's differ only by the

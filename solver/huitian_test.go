@@ -307,7 +307,7 @@ func TestDroppedEntriesRejoinTheCache(t *testing.T) {
 		planAsFresh(t, h, twin(t, h), s, "after a sweep: ")
 		for i := range s.Running {
 			j := &s.Running[i].Job
-			re := &h.runSlots[h.runIdxs[i]]
+			re := &h.runList[i]
 			if want := h.est[estKey{j.User, j.Class, j.Cards}]; re.entry != want {
 				t.Fatalf("running %s (%s, %s, %d cards) keeps entry %p, the cache holds %p", j.ID, j.User, j.Class, j.Cards, re.entry, want)
 			}
@@ -436,4 +436,117 @@ func TestRunningWithoutCardsIsAnError(t *testing.T) {
 	if !errors.Is(err, model.ErrInvalid) || !strings.Contains(err.Error(), "running[0].cards") {
 		t.Fatalf("plan of a running job without cards: %v, want an invalid-input error naming running[0].cards", err)
 	}
+}
+
+// TestRunningListFollowsTheJobs: the running jobs' distributions kept in
+// the last cycle's order (Huitian.runList) follow the jobs whatever the
+// resource manager does between cycles: it lists them in another order
+// (pairs swapped, or shuffled), ends some, starts others on the cards of
+// those that ended (a new job on an old job's first card) and on free
+// ones, while the
+// history moves or not, and a cycle may be cancelled anywhere, in the
+// middle of its running jobs too (more of them than cancelEvery). Each
+// plan is a fresh planner's.
+func TestRunningListFollowsTheJobs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		users := []string{"ann", "bob", "cy"}
+		nodes := rapid.IntRange(2, 40).Draw(t, "nodes")
+		if rapid.Bool().Draw(t, "deep") {
+			// More running jobs than cancelEvery: a cancellation may come
+			// in the middle of them.
+			nodes = rapid.IntRange(180, 320).Draw(t, "deepNodes")
+		}
+		c := modeltest.Uniform(nodes, 8, 0)
+		now := modeltest.Epoch.Add(100 * time.Hour)
+		s := &model.Snapshot{Now: now, Cluster: c}
+		id := 0
+		job := func() model.Job {
+			id++
+			return modeltest.Job(fmt.Sprintf("r%d", id)).Cards(1).User(rapid.SampledFrom(users).Draw(t, "user")).
+				Limit(time.Duration(rapid.IntRange(1, 6).Draw(t, "limit")) * 20 * time.Minute).Build()
+		}
+		for _, n := range c.Nodes {
+			for k := range n.Cards {
+				if rapid.IntRange(0, 3).Draw(t, "busy") > 0 {
+					start := now.Add(-time.Duration(rapid.IntRange(0, 100).Draw(t, "age")) * time.Minute)
+					s.Running = append(s.Running, modeltest.Running(job(), start, modeltest.Refs(n.Name, k, 1)...))
+				}
+			}
+		}
+		for i := range rapid.IntRange(0, 6).Draw(t, "queued") {
+			s.Queued = append(s.Queued, modeltest.Job(fmt.Sprintf("q%d", i)).User(rapid.SampledFrom(users).Draw(t, "qu")).
+				Cards(rapid.SampledFrom([]int{1, 2, 8, 16}).Draw(t, "cards")).Limit(time.Hour).Build())
+		}
+		h := NewHuitianGreedy(DefaultConfig())
+		learn := func(n int) {
+			for k := range n {
+				j := modeltest.Job(fmt.Sprintf("h%d.%d", id, k)).User(rapid.SampledFrom(users).Draw(t, "hu")).Limit(time.Hour).Build()
+				observeFinished(h, j, s.Now.Add(-time.Hour), time.Duration(rapid.IntRange(1, 60).Draw(t, "run"))*time.Minute)
+			}
+		}
+		learn(rapid.IntRange(0, 30).Draw(t, "history"))
+		if _, err := h.Plan(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		for range rapid.IntRange(1, 4).Draw(t, "cycles") {
+			next := *s
+			next.Now = s.Now.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "step")) * time.Second)
+			run := slices.Clone(s.Running)
+			switch rapid.IntRange(0, 2).Draw(t, "order") {
+			case 1: // a few pairs swapped
+				for range rapid.IntRange(1, 5).Draw(t, "swaps") {
+					a, b := rapid.IntRange(0, len(run)-1).Draw(t, "a"), rapid.IntRange(0, len(run)-1).Draw(t, "b")
+					run[a], run[b] = run[b], run[a]
+				}
+			case 2: // any order
+				perm := rapid.Permutation(run).Draw(t, "perm")
+				run = perm
+			}
+			kept := run[:0]
+			for _, r := range run {
+				switch rapid.IntRange(0, 9).Draw(t, "fate") {
+				case 0: // ended
+				case 1: // ended, and another job started on its card
+					kept = append(kept, modeltest.Running(job(), next.Now, r.Cards...))
+				default:
+					kept = append(kept, r)
+				}
+			}
+			// Jobs start on cards that were free.
+			held := map[model.CardRef]bool{}
+			for _, r := range s.Running {
+				held[r.Cards[0]] = true
+			}
+			for _, n := range c.Nodes {
+				for k := range n.Cards {
+					if ref := modeltest.Refs(n.Name, k, 1); !held[ref[0]] && rapid.IntRange(0, 3).Draw(t, "starts") == 0 {
+						kept = append(kept, modeltest.Running(job(), next.Now, ref...))
+					}
+				}
+			}
+			next.Running = kept
+			if rapid.Bool().Draw(t, "moved") {
+				learn(rapid.IntRange(1, 10).Draw(t, "learned"))
+			}
+			if rapid.Bool().Draw(t, "cancel") {
+				n := rapid.IntRange(0, 3).Draw(t, "checks")
+				if _, err := h.Plan(&modeltest.Countdown{Context: context.Background(), Left: n, Fail: context.Canceled}, &next); err != nil && !errors.Is(err, context.Canceled) {
+					t.Fatalf("cancelled after %d checks: %v", n, err)
+				}
+				if rapid.Bool().Draw(t, "movedAgain") {
+					learn(rapid.IntRange(1, 10).Draw(t, "learnedAgain"))
+				}
+			}
+			fresh := twin(t, h)
+			planAsFresh(t, h, fresh, &next, "")
+			// Every running job's distribution, not only those the plan
+			// turned on, is the one a fresh planner computes.
+			for i, r := range next.Running {
+				if got, want := h.runVals[h.runIdxs[i]], fresh.runVals[fresh.runIdxs[i]]; got != want {
+					t.Fatalf("running %s (%s, limit %s): kept distribution %v, a fresh planner's %v", r.Job.ID, r.Job.User, r.Job.TimeLimit, got.dist, want.dist)
+				}
+			}
+			s = &next
+		}
+	})
 }
