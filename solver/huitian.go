@@ -181,27 +181,26 @@ type Huitian struct {
 	pendPos  []int
 	pendBuf  []model.Pending
 	// runList keeps running jobs' distributions from one cycle to the
-	// next: the last cycle's running jobs in the snapshot's order, each
-	// with the slot of runVals that holds its distribution (written when
-	// it changes, read by the phases). A job on the same first card with
-	// the same user, class, card count and limit has the same
-	// distribution while its cache entry is current and the same
-	// computation. A cycle walks the list alongside the snapshot's
-	// running jobs (a resource manager lists them in a stable order: a
-	// cycle drops the ended ones and adds the started ones), so that
-	// every job's key is read in memory order; runAt finds one further
-	// away (its index in runList by first card, checked against
-	// runFirsts). runListNo is the cycle that made the list whole (0:
-	// none), runListHist the history its entries were current with
-	// (runningDist). runFree lists the slots no job holds.
+	// next: the last cycle's running jobs in the snapshot's order, their
+	// first cards (runFirsts) and their distributions (runVals), side by
+	// side. A job on the same first card with the same user, class,
+	// card count and limit has the same distribution while its cache
+	// entry is current and the same computation. A cycle walks the lists
+	// alongside the snapshot's running jobs (a resource manager lists
+	// them in a stable order: a cycle drops the ended ones and adds the
+	// started ones) and writes the next cycle's in its order, so that
+	// every job's key and distribution are read and written in memory
+	// order, here and by the phases (runningEst). runAt finds a job
+	// further away (its index in the lists by first card, checked
+	// against runFirsts). runListNo is the cycle that made the lists
+	// whole (0: none), runListHist the history their entries were
+	// current with (runningDist).
 	runList, runListNext     []runKey
-	runFirsts, runFirstsNext []int32 // each entry's first card
+	runFirsts, runFirstsNext []int32 // -1: taken into the next lists
+	runVals, runValsNext     []runEst
 	runListNo                uint64
 	runListHist              histMark
 	runAt                    []int32
-	runVals                  []runEst
-	runFree                  []int32
-	runIdxs                  []int32
 	// memo is the last cycle's queued jobs in the snapshot's order, with
 	// the cache entry of each one's estimate once a phase asked for it
 	// (queuedEst), memoNext the buffer of the next cycle's. A deep queue
@@ -325,7 +324,6 @@ type cycle struct {
 	core        baseline.Brief // the guarantee's decision's queued indexes
 	grace       int64
 	runCards    [][]int      // each running job's cards (baseline.CardIDs.Resolve)
-	runIdx      []int32      // each running job's runtime distribution: its slot of h.runSlots (runningDist)
 	memo        []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
 	remHeld     []remHeld    // running jobs' remaining times, once asked (runningRem)
 	order       []int        // the queue in queue order (queueOrder)
@@ -485,112 +483,89 @@ func (h *Huitian) estimate(e *estEntry, j *model.Job) {
 }
 
 // runKey is a running job as Huitian.runList keeps it: what its
-// distribution (runEst, in runVals at val: a function of these and of
-// the entry's computation) was computed from. One cache line: at 65,536
-// cards the 28,000 running jobs' keys are read every cycle; read with
-// their distributions (280 bytes a slot, out of cache) they took 11 ms a
-// cycle, and read by their first cards, in no order, about 4 ms (a CPU
-// profile of bench's 65,536 / 20,000).
+// distribution (runEst, in runVals at the same index: a function of
+// these and of the entry's computation) was computed from. One cache
+// line: at 65,536 cards the 28,000 running jobs' keys are read every
+// cycle. Read with their distributions, out of cache, they took 11 ms a
+// cycle; read by their first cards, in no order, about 4 ms, and their
+// distributions about as much again (CPU profiles of bench's 65,536 /
+// 20,000).
 type runKey struct {
 	user, class string
 	entry       *estEntry // the cache entry the distribution was scaled from
 	ver         uint64    // the entry's computation it was scaled from (estEntry.ver)
 	limit       time.Duration
 	cards       int32 // the job's cards; one past int32 never matches
-	val         int32 // its slot of Huitian.runVals; -1 once taken into the next list
 }
 
-// runEst is a slot's distribution as the cycle that last computed it
-// left it.
+// runEst is a running job's distribution as the cycle that last
+// computed it left it.
 type runEst struct {
 	dist estimate.Dist
 	own  bool // the estimate rests on the user's own history (Basis.Own)
 }
 
-// runningDist finds running job i's runtime distribution and returns
-// its slot of Huitian.runVals: the last cycle's (runList, from *cur on,
-// else by its first card) when it holds the same user, class, card
-// count and limit (an entry of the last cycle needs no token read when
-// sameHist, an older one is brought up to date), else estEntryOf's,
-// written there. The job's key goes to the next list. Every running
-// job asks every cycle, and most of an estimate's cost was the map
-// lookup and the scaling to the limit; kept in place, an unchanged job
-// is not copied either (a deep cluster's every running job, every
-// cycle). sameHist says the history is the one the last cycle's entries
-// were current with.
-func (c *cycle) runningDist(i int, sameHist bool, cur *int) int32 {
+// runningDist finds running job i's runtime distribution and writes it,
+// with its key, to the next lists: the last cycle's (from *cur on, else
+// by its first card) when that holds the same user, class, card count
+// and limit (an entry of the last cycle needs no token read when
+// sameHist, an older one is brought up to date), else estEntryOf's.
+// Every running job asks every cycle, and most of an estimate's cost
+// was the map lookup and the scaling to the limit. sameHist says the
+// history is the one the last cycle's entries were current with.
+func (c *cycle) runningDist(i int, sameHist bool, cur *int) {
 	h, j := c.h, &c.s.Running[i].Job
 	first := int32(c.runCards[i][0]) // a valid snapshot's running jobs hold cards (newCycle checks)
-	var rk runKey
-	if o := h.lastRun(first, cur); o == nil {
-		rk.val = h.newRunVal()
-	} else if rk, o.val = *o, -1; rk.user == j.User && rk.class == j.Class && int(rk.cards) == j.Cards && rk.limit == j.TimeLimit {
-		if !sameHist || h.runListNo+1 != c.no {
-			// The history moved, or the entry is older than the last
-			// cycle: the same entry, brought up to date (once a plan,
-			// however many jobs share it) without looking it up again.
-			// The slot holds its distribution while the entry holds
-			// the computation it was scaled from: tokens are read per
-			// entry, not per job, and the slot only when it changes.
-			if e := h.fresh(rk.entry, j); e != rk.entry || e.ver != rk.ver {
-				h.setRunSlot(&rk, j, e)
-			}
-		}
-		h.runListNext = append(h.runListNext, rk)
-		h.runFirstsNext = append(h.runFirstsNext, first)
-		return rk.val
-	}
-	h.setRunSlot(&rk, j, h.estEntryOf(j))
-	h.runListNext = append(h.runListNext, rk)
 	h.runFirstsNext = append(h.runFirstsNext, first)
-	return rk.val
-}
-
-// lastRun returns the last cycle's entry of the running job on first
-// card first, nil when none is left: looked for from *cur on (past the
-// jobs that ended since), then by the card.
-func (h *Huitian) lastRun(first int32, cur *int) *runKey {
-	for k := *cur; k < len(h.runFirsts) && k < *cur+lookAhead; k++ {
-		if h.runFirsts[k] == first && h.runList[k].val >= 0 {
-			*cur = k + 1
-			return &h.runList[k]
-		}
-	}
-	if k := h.runAt[first]; k >= 0 && int(k) < len(h.runFirsts) && h.runFirsts[k] == first && h.runList[k].val >= 0 {
-		return &h.runList[k]
-	}
-	return nil
-}
-
-// newRunVal returns a slot of runVals no job holds.
-func (h *Huitian) newRunVal() int32 {
-	if n := len(h.runFree); n > 0 {
-		v := h.runFree[n-1]
-		h.runFree = h.runFree[:n-1]
-		return v
-	}
-	h.runVals = append(h.runVals, runEst{})
-	return int32(len(h.runVals) - 1)
-}
-
-// endRunList makes the list runningDist built the next cycle's: the
-// slots of the last cycle's jobs not in it are freed. whole says every
-// running job was read (a cancelled cycle's list is not: none of its
-// entries counts as the last cycle's).
-func (h *Huitian) endRunList(no uint64, whole bool) {
-	for k := range h.runList {
-		if v := h.runList[k].val; v >= 0 {
-			if !whole {
-				// Not read this cycle: kept, not current.
-				h.runListNext = append(h.runListNext, h.runList[k])
-				h.runFirstsNext = append(h.runFirstsNext, h.runFirsts[k])
-				continue
+	if k := h.lastRun(first, cur); k >= 0 {
+		h.runFirsts[k] = -1
+		rk := h.runList[k]
+		if rk.user == j.User && rk.class == j.Class && int(rk.cards) == j.Cards && rk.limit == j.TimeLimit {
+			h.runListNext = append(h.runListNext, rk)
+			h.runValsNext = append(h.runValsNext, h.runVals[k])
+			if !sameHist || h.runListNo+1 != c.no {
+				// The history moved, or the entry is older than the
+				// last cycle: the same entry, brought up to date (once
+				// a plan, however many jobs share it) without looking
+				// it up again. The distribution stays while the entry
+				// holds the computation it was scaled from: tokens are
+				// read per entry, not per job.
+				if e := h.fresh(rk.entry, j); e != rk.entry || e.ver != rk.ver {
+					h.setRunSlot(len(h.runListNext)-1, j, e)
+				}
 			}
-			h.runFree = append(h.runFree, v)
+			return
 		}
 	}
+	h.runListNext = append(h.runListNext, runKey{})
+	h.runValsNext = append(h.runValsNext, runEst{})
+	h.setRunSlot(len(h.runListNext)-1, j, h.estEntryOf(j))
+}
+
+// lastRun returns the index in the last cycle's lists of the running job
+// on first card first, -1 when none is left: looked for from *cur on
+// (past the jobs that ended since), then by the card.
+func (h *Huitian) lastRun(first int32, cur *int) int {
+	for k := *cur; k < len(h.runFirsts) && k < *cur+lookAhead; k++ {
+		if h.runFirsts[k] == first {
+			*cur = k + 1
+			return k
+		}
+	}
+	if k := int(h.runAt[first]); k >= 0 && k < len(h.runFirsts) && h.runFirsts[k] == first {
+		return k
+	}
+	return -1
+}
+
+// endRunLists makes the lists runningDist wrote the next cycle's. whole
+// says every running job was read; a cancelled cycle's lists hold the
+// jobs it read, none of them counted as the last cycle's (their
+// entries are checked again).
+func (h *Huitian) endRunLists(no uint64, whole bool) {
 	h.runList, h.runListNext = h.runListNext, h.runList[:0]
 	h.runFirsts, h.runFirstsNext = h.runFirstsNext, h.runFirsts[:0]
+	h.runVals, h.runValsNext = h.runValsNext, h.runVals[:0]
 	for k, f := range h.runFirsts {
 		h.runAt[f] = int32(k)
 	}
@@ -601,13 +576,13 @@ func (h *Huitian) endRunList(no uint64, whole bool) {
 }
 
 // runningEst returns running job i's runtime distribution (runningDist).
-func (c *cycle) runningEst(i int) *runEst { return &c.h.runVals[c.runIdx[i]] }
+func (c *cycle) runningEst(i int) *runEst { return &c.h.runVals[i] }
 
-// setRunSlot makes rk j's, from its current cache entry e, and its slot
-// of runVals e's distribution for j.
-func (h *Huitian) setRunSlot(rk *runKey, j *model.Job, e *estEntry) {
-	rk.user, rk.class, rk.cards, rk.limit, rk.entry, rk.ver = j.User, j.Class, int32(j.Cards), j.TimeLimit, e, e.ver
-	h.runVals[rk.val] = runEst{dist: e.ratios.Of(j.TimeLimit.Seconds()), own: e.basis.Own()}
+// setRunSlot makes the next lists' entry k j's, from its current cache
+// entry e.
+func (h *Huitian) setRunSlot(k int, j *model.Job, e *estEntry) {
+	h.runListNext[k] = runKey{user: j.User, class: j.Class, cards: int32(j.Cards), limit: j.TimeLimit, entry: e, ver: e.ver}
+	h.runValsNext[k] = runEst{dist: e.ratios.Of(j.TimeLimit.Seconds()), own: e.basis.Own()}
 }
 
 // sweepEstimates starts a plan's use of the estimate cache: it counts the
@@ -906,27 +881,24 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 		for k := range h.runAt {
 			h.runAt[k] = -1
 		}
-		h.runList, h.runFirsts, h.runVals, h.runFree, h.runListNo = h.runList[:0], h.runFirsts[:0], h.runVals[:0], h.runFree[:0], 0
+		h.runList, h.runFirsts, h.runVals, h.runListNo = h.runList[:0], h.runFirsts[:0], h.runVals[:0], 0
 	}
 	h.cycles++
 	c.no = h.cycles
-	c.runIdx = resized(&h.runIdxs, len(s.Running))
 	sameHist := h.runListHist == h.histNow()
-	h.runListNext, h.runFirstsNext = h.runListNext[:0], h.runFirstsNext[:0]
+	h.runListNext, h.runFirstsNext, h.runValsNext = h.runListNext[:0], h.runFirstsNext[:0], h.runValsNext[:0]
 	cur := 0
 	for i := range s.Running {
 		if err := cancelledEvery(ctx, i); err != nil {
-			// The entries brought up to date stay so; the rest are
-			// brought up to date when next read.
-			h.endRunList(c.no, false)
+			h.endRunLists(c.no, false)
 			return nil, err
 		}
-		c.runIdx[i] = c.runningDist(i, sameHist, &cur)
+		c.runningDist(i, sameHist, &cur)
 		if s.Running[i].Kind == model.Backfill {
 			c.runBackfill += len(c.runCards[i])
 		}
 	}
-	h.endRunList(c.no, true)
+	h.endRunLists(c.no, true)
 	h.runListHist = h.histNow()
 	c.queued = resized(&h.queueds, len(s.Queued))
 	c.matchQueued()

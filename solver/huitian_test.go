@@ -542,7 +542,7 @@ func TestRunningListFollowsTheJobs(t *testing.T) {
 			// Every running job's distribution, not only those the plan
 			// turned on, is the one a fresh planner computes.
 			for i, r := range next.Running {
-				if got, want := h.runVals[h.runIdxs[i]], fresh.runVals[fresh.runIdxs[i]]; got != want {
+				if got, want := h.runVals[i], fresh.runVals[i]; got != want {
 					t.Fatalf("running %s (%s, limit %s): kept distribution %v, a fresh planner's %v", r.Job.ID, r.Job.User, r.Job.TimeLimit, got.dist, want.dist)
 				}
 			}
