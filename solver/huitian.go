@@ -531,7 +531,7 @@ func (c *cycle) runningDist(i int, sameHist bool, cur *int) {
 				// holds the computation it was scaled from: tokens are
 				// read per entry, not per job.
 				if e := h.fresh(rk.entry, j); e != rk.entry || e.ver != rk.ver {
-					h.setRunSlot(len(h.runListNext)-1, j, e)
+					h.setRunEst(len(h.runListNext)-1, j, e)
 				}
 			}
 			return
@@ -539,7 +539,7 @@ func (c *cycle) runningDist(i int, sameHist bool, cur *int) {
 	}
 	h.runListNext = append(h.runListNext, runKey{})
 	h.runValsNext = append(h.runValsNext, runEst{})
-	h.setRunSlot(len(h.runListNext)-1, j, h.estEntryOf(j))
+	h.setRunEst(len(h.runListNext)-1, j, h.estEntryOf(j))
 }
 
 // lastRun returns the index in the last cycle's lists of the running job
@@ -578,9 +578,9 @@ func (h *Huitian) endRunLists(no uint64, whole bool) {
 // runningEst returns running job i's runtime distribution (runningDist).
 func (c *cycle) runningEst(i int) *runEst { return &c.h.runVals[i] }
 
-// setRunSlot makes the next lists' entry k j's, from its current cache
+// setRunEst makes the next lists' entry k j's, from its current cache
 // entry e.
-func (h *Huitian) setRunSlot(k int, j *model.Job, e *estEntry) {
+func (h *Huitian) setRunEst(k int, j *model.Job, e *estEntry) {
 	h.runListNext[k] = runKey{user: j.User, class: j.Class, cards: int32(j.Cards), limit: j.TimeLimit, entry: e, ver: e.ver}
 	h.runValsNext[k] = runEst{dist: e.ratios.Of(j.TimeLimit.Seconds()), own: e.basis.Own()}
 }
