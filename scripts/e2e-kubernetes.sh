@@ -150,6 +150,13 @@ done
 
 # --- the adapter's identity: deploy/kubernetes/rbac.yaml, nothing more -------
 $KC apply -f deploy/kubernetes/namespace.yaml -f deploy/kubernetes/rbac.yaml >/dev/null
+
+# --- every manifest shipped, checked by the API server itself ---------------
+# A server-side dry run validates and admits each object as a real apply
+# would, and creates nothing. example-job.yaml runs in namespace ml.
+$KC create namespace ml >/dev/null
+$KC apply --dry-run=server -f deploy/kubernetes/ >/dev/null
+echo "e2e-kubernetes: deploy/kubernetes/*.yaml pass the API server's validation (dry run)"
 kubeconfig "$RUN_DIR/adapter.kubeconfig" "$($KC create token huitian-kube -n huitian --duration=2h)"
 echo "e2e-kubernetes: cluster up in $((SECONDS-t0))s ($RUN_DIR)"
 
