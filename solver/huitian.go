@@ -192,13 +192,11 @@ type Huitian struct {
 	// every job's key and distribution are read and written in memory
 	// order, here and by the phases (runningEst). runAt finds a job
 	// further away (its index in the lists by first card, checked
-	// against runFirsts). runListNo is the cycle that made the lists
-	// whole (0: none), runListHist the history their entries were
+	// against runFirsts). runListHist is the history their entries were
 	// current with (runningDist).
 	runList, runListNext     []runKey
 	runFirsts, runFirstsNext []int32 // -1: taken into the next lists
 	runVals, runValsNext     []runEst
-	runListNo                uint64
 	runListHist              histMark
 	runAt                    []int32
 	// memo is the last cycle's queued jobs in the snapshot's order, with
@@ -508,8 +506,8 @@ type runEst struct {
 // runningDist finds running job i's runtime distribution and writes it,
 // with its key, to the next lists: the last cycle's (from *cur on, else
 // by its first card) when that holds the same user, class, card count
-// and limit (an entry of the last cycle needs no token read when
-// sameHist, an older one is brought up to date), else estEntryOf's.
+// and limit (brought up to date when the history moved, with no token
+// read when sameHist), else estEntryOf's.
 // Every running job asks every cycle, and most of an estimate's cost
 // was the map lookup and the scaling to the limit. sameHist says the
 // history is the one the last cycle's entries were current with.
@@ -523,9 +521,8 @@ func (c *cycle) runningDist(i int, sameHist bool, cur *int) {
 		if rk.user == j.User && rk.class == j.Class && int(rk.cards) == j.Cards && rk.limit == j.TimeLimit {
 			h.runListNext = append(h.runListNext, rk)
 			h.runValsNext = append(h.runValsNext, h.runVals[k])
-			if !sameHist || h.runListNo+1 != c.no {
-				// The history moved, or the entry is older than the
-				// last cycle: the same entry, brought up to date (once
+			if !sameHist {
+				// The history moved: the same entry, brought up to date (once
 				// a plan, however many jobs share it) without looking
 				// it up again. The distribution stays while the entry
 				// holds the computation it was scaled from: tokens are
@@ -558,21 +555,18 @@ func (h *Huitian) lastRun(first int32, cur *int) int {
 	return -1
 }
 
-// endRunLists makes the lists runningDist wrote the next cycle's. whole
-// says every running job was read; a cancelled cycle's lists hold the
-// jobs it read, none of them counted as the last cycle's (their
-// entries are checked again).
-func (h *Huitian) endRunLists(no uint64, whole bool) {
+// endRunLists makes the lists runningDist wrote the next cycle's. Every
+// entry in them was read, and brought up to date, by this cycle: a
+// cancelled cycle's lists hold the jobs it read, and the next cycle
+// finds the others anew.
+func (h *Huitian) endRunLists() {
 	h.runList, h.runListNext = h.runListNext, h.runList[:0]
 	h.runFirsts, h.runFirstsNext = h.runFirstsNext, h.runFirsts[:0]
 	h.runVals, h.runValsNext = h.runValsNext, h.runVals[:0]
 	for k, f := range h.runFirsts {
 		h.runAt[f] = int32(k)
 	}
-	h.runListNo = 0
-	if whole {
-		h.runListNo = no
-	}
+	h.runListHist = h.histNow()
 }
 
 // runningEst returns running job i's runtime distribution (runningDist).
@@ -881,7 +875,7 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 		for k := range h.runAt {
 			h.runAt[k] = -1
 		}
-		h.runList, h.runFirsts, h.runVals, h.runListNo = h.runList[:0], h.runFirsts[:0], h.runVals[:0], 0
+		h.runList, h.runFirsts, h.runVals = h.runList[:0], h.runFirsts[:0], h.runVals[:0]
 	}
 	h.cycles++
 	c.no = h.cycles
@@ -890,7 +884,7 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 	cur := 0
 	for i := range s.Running {
 		if err := cancelledEvery(ctx, i); err != nil {
-			h.endRunLists(c.no, false)
+			h.endRunLists()
 			return nil, err
 		}
 		c.runningDist(i, sameHist, &cur)
@@ -898,8 +892,7 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 			c.runBackfill += len(c.runCards[i])
 		}
 	}
-	h.endRunLists(c.no, true)
-	h.runListHist = h.histNow()
+	h.endRunLists()
 	c.queued = resized(&h.queueds, len(s.Queued))
 	c.matchQueued()
 	// EASY's order (the guarantee's) and huitian's differ only by the

@@ -443,10 +443,9 @@ func TestRunningWithoutCardsIsAnError(t *testing.T) {
 // resource manager does between cycles: it lists them in another order
 // (pairs swapped, or shuffled), ends some, starts others on the cards of
 // those that ended (a new job on an old job's first card) and on free
-// ones, while the
-// history moves or not, and a cycle may be cancelled anywhere, in the
-// middle of its running jobs too (more of them than cancelEvery). Each
-// plan is a fresh planner's.
+// ones, while the history moves or not, and a cycle may be cancelled
+// anywhere, in the middle of its running jobs too (more of them than
+// cancelEvery). Each plan is a fresh planner's.
 func TestRunningListFollowsTheJobs(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		users := []string{"ann", "bob", "cy"}
@@ -499,8 +498,7 @@ func TestRunningListFollowsTheJobs(t *testing.T) {
 					run[a], run[b] = run[b], run[a]
 				}
 			case 2: // any order
-				perm := rapid.Permutation(run).Draw(t, "perm")
-				run = perm
+				run = rapid.Permutation(run).Draw(t, "perm")
 			}
 			kept := run[:0]
 			for _, r := range run {
