@@ -3,6 +3,8 @@ package solver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver/baseline"
+	"github.com/huitian/huitian/solver/clp"
 )
 
 // checkComplete fails unless every queued job is started or pending once,
@@ -162,5 +165,98 @@ func TestSoonerDeadline(t *testing.T) {
 	cut := sooner(short, 1e-9)
 	if err := baseline.Done(cut); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a share of nothing: Done %v, want DeadlineExceeded", err)
+	}
+}
+
+// lpReady readies a cycle of h on s for the backfill beyond EASY, as Plan
+// does (phases 1 to 5), and returns it with its candidates.
+func lpReady(t *testing.T, h *Huitian, s *model.Snapshot) (*cycle, []int) {
+	t.Helper()
+	ctx := context.Background()
+	h.sweepEstimates()
+	c, err := h.newCycle(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, planned, tell, err := c.guarantee(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.load(ctx, planned); err != nil {
+		t.Fatal(err)
+	}
+	c.applyStarts(core)
+	if err := c.applyReservations(core, tell); err != nil {
+		t.Fatal(err)
+	}
+	cands := c.candidates()
+	c.classify(cands)
+	return c, cands
+}
+
+// TestLPBuildStopsAtTheBudget: the LP's build — the window levels, the
+// candidates read, each candidate's options — looks at the time budget as
+// it goes, so that a build begun just before the deadline does not answer
+// long after it (at 65,536 cards and 20,000 queued, 5–20 ms). Whichever
+// look first finds the budget spent, in the build or in the solver, the
+// LP places nothing, says so (fallback) and hands every candidate back in
+// queue order to the greedy pass, which cuts them; with the budget spent
+// at no look it places what it places with no budget at all. The world:
+// 32 cards free for 10 hours, then reserved for a 128-card head; 600
+// one-card jobs whose 20-hour limits keep EASY from them but whose
+// history says they run half an hour — more candidates than the build
+// reads between two looks.
+func TestLPBuildStopsAtTheBudget(t *testing.T) {
+	now := modeltest.Epoch.Add(100 * time.Hour)
+	cl := modeltest.Uniform(16, 8, 0)
+	s := &model.Snapshot{Now: now, Cluster: cl}
+	for n := range 12 {
+		j := modeltest.Job(fmt.Sprintf("r%d", n)).Cards(8).User("bob").Limit(11 * time.Hour).Build()
+		s.Running = append(s.Running, modeltest.Running(j, now.Add(-time.Hour), modeltest.Refs(cl.Nodes[n].Name, 0, 8)...))
+	}
+	s.Queued = append(s.Queued, modeltest.Job("big").Cards(128).User("bob").Limit(time.Hour).SubmitAfter(0).Build())
+	for i := range 600 {
+		s.Queued = append(s.Queued, modeltest.Job(fmt.Sprintf("q%03d", i)).Cards(1).User("ann").
+			Limit(20*time.Hour).SubmitAfter(time.Duration(1+i)*time.Second).Build())
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHuitian(DefaultConfig(), clp.LP{})
+	for k := range 40 {
+		j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Limit(20 * time.Hour).Build()
+		observeFinished(h, j, modeltest.Epoch.Add(time.Duration(k)*time.Hour), 30*time.Minute-time.Duration(k)*time.Second)
+	}
+
+	c, cands := lpReady(t, h, s)
+	if len(cands) < 2*lpCheckEvery {
+		t.Fatalf("%d candidates, want at least %d for the build to look more than once", len(cands), 2*lpCheckEvery)
+	}
+	counter := &modeltest.Countdown{Context: context.Background(), Left: 1 << 30}
+	wantRest, fallback := c.placeLP(counter, slices.Clone(cands))
+	looks := 1<<30 - counter.Left
+	if fallback || c.d.Stats.LPRows == 0 || len(wantRest) == len(cands) {
+		t.Fatalf("with no budget: fallback %v, %d LP rows, %d of %d candidates left: want the LP to place some", fallback, c.d.Stats.LPRows, len(wantRest), len(cands))
+	}
+	wantStarts := len(c.d.Starts)
+	// Once for the levels, once for the 256 candidates read (the LP's
+	// MaxCandidates), once per candidate's options, and the solver's.
+	if want := 2 + c.d.Stats.Candidates; looks < want {
+		t.Fatalf("the LP looked at the budget %d times, want at least %d", looks, want)
+	}
+	for _, left := range []int{0, 1, 2, 3, looks / 2, looks - 2, looks - 1, looks} {
+		c, cands := lpReady(t, h, s)
+		before := len(c.d.Starts)
+		rest, fallback := c.placeLP(&modeltest.Countdown{Context: context.Background(), Left: left}, slices.Clone(cands))
+		if left == looks {
+			if fallback || len(rest) != len(wantRest) || len(c.d.Starts) != wantStarts {
+				t.Fatalf("budget spent at no look: fallback %v, %d left, %d starts; want %d left and %d starts as with no budget", fallback, len(rest), len(c.d.Starts), len(wantRest), wantStarts)
+			}
+			continue
+		}
+		if !fallback || !slices.Equal(rest, cands) || len(c.d.Starts) != before {
+			t.Fatalf("budget spent at look %d of %d: fallback %v, %d of %d candidates back (in order: %v), %d starts made; want fallback, all back in order, none made",
+				left+1, looks, fallback, len(rest), len(cands), slices.Equal(rest, cands), len(c.d.Starts)-before)
+		}
 	}
 }

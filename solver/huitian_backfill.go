@@ -293,6 +293,9 @@ func (c *cycle) estimateStarts(ctx context.Context) {
 		after int64
 	}
 	answers := map[shape][]durStart{}
+	// A sweep is a millisecond or more at 65,536 cards (the first one
+	// rebuilds the profile's event streams): it stops at the budget too.
+	stop := func() bool { return baseline.Done(ctx) != nil }
 	n := 0
 	for i := range c.d.Pending {
 		p := &c.d.Pending[i]
@@ -313,8 +316,12 @@ func (c *cycle) estimateStarts(ctx context.Context) {
 		sh := shape{req: profile.RequestOf(j), after: after}
 		t, known := between(answers[sh], d, after)
 		if !known {
+			st, ok, stopped := c.prof.EarliestTimeOr(after, d, sh.req, stop)
+			if stopped {
+				break
+			}
 			t = neverStarts
-			if st, ok := c.prof.EarliestTime(after, d, sh.req); ok {
+			if ok {
 				t = st
 			}
 			answers[sh] = append(answers[sh], durStart{d, t})

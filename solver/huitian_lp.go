@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/solver/baseline"
 	"github.com/huitian/huitian/solver/estimate"
 	"github.com/huitian/huitian/solver/lp"
 	"github.com/huitian/huitian/solver/preempt"
@@ -249,16 +250,32 @@ func (lv *levels) windowUse(n, l, k int, tau float64) float64 {
 	return u
 }
 
+// lpCheckEvery is how many backfill candidates the LP's build reads
+// between two looks at the time budget (reading one, its estimate made,
+// takes about a microsecond). Listing a candidate's options is looked at
+// every time: at 8,192 nodes one can take a millisecond (the nodes
+// sorted by free cards at a level not asked before).
+const lpCheckEvery = 256
+
 // placeLP places backfill candidates with the LP and returns those it
 // did not place, for the greedy pass. fallback is true when the solver ran
-// out of time (nothing was placed by the LP).
+// out of time (nothing was placed by the LP), or the time budget ran out
+// while the instance was being built: its levels, the candidates read and
+// their options cost 5–20 ms at 65,536 cards and 20,000 queued, and a
+// build begun just before the deadline answered that much past it.
 func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback bool) {
 	h := c.h
 	lv := c.windowLevels()
+	if baseline.Done(ctx) != nil {
+		return cands, true
+	}
 	// 1. Candidates the mechanisms allow somewhere.
 	cs, left := h.lpCands[:0], h.lpRest[:0]
 	defer func() { h.lpCands, h.lpRest = cs[:0], left[:0] }() // the next cycle's buffers
 	for k, idx := range cands {
+		if k%lpCheckEvery == lpCheckEvery-1 && baseline.Done(ctx) != nil {
+			return cands, true
+		}
 		if len(cs) >= h.cfg.MaxCandidates {
 			left = append(left, cands[k:]...)
 			break
@@ -306,6 +323,9 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 	// 2. Options: best-fit nodes, then spreads over a switch or the cluster.
 	in := &lp.Instance{Levels: len(lv.t), Avail: lv.avail}
 	for i := range cs {
+		if baseline.Done(ctx) != nil {
+			return cands, true
+		}
 		in.Cands = append(in.Cands, lp.Cand{Cards: cs[i].job.Cards, Opts: c.options(&cs[i], lv, frag, tau)})
 	}
 	c.d.Stats.Candidates = len(cs)

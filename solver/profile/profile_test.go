@@ -394,6 +394,14 @@ func TestEarliestStartOrStops(t *testing.T) {
 		if !stopped || ok || cards != nil || n != at {
 			t.Fatalf("stop at ask %d: stopped %v ok %v after %d asks", at, stopped, ok, n)
 		}
+		// EarliestTimeOr (huitian's estimated starts) stops alike.
+		n = 0
+		if st, ok, stopped := p.EarliestTimeOr(1, 60, req, func() bool { n++; return n == at }); !stopped || ok || st != 0 || n != at {
+			t.Fatalf("time, stop at ask %d: %d, stopped %v ok %v after %d asks", at, st, stopped, ok, n)
+		}
+	}
+	if st, ok, stopped := p.EarliestTimeOr(1, 60, req, func() bool { return false }); stopped || !ok || st != wantT {
+		t.Fatalf("time, never stopped: %d %v %v, want %d", st, ok, stopped, wantT)
 	}
 }
 

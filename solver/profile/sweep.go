@@ -51,6 +51,13 @@ func (p *Profile) EarliestTime(after, dur int64, req Request) (int64, bool) {
 	return t, ok
 }
 
+// EarliestTimeOr is EarliestTime that gives up once stop returns true, as
+// EarliestStartOr does: stopped true and nothing else.
+func (p *Profile) EarliestTimeOr(after, dur int64, req Request, stop func() bool) (start int64, ok, stopped bool) {
+	start, _, ok, stopped = p.earliest(after, dur, req, false, stop)
+	return start, ok, stopped
+}
+
 func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func() bool) (start int64, cards []int, ok, stopped bool) {
 	if req.Cards <= 0 || dur <= 0 {
 		return 0, nil, false, false
