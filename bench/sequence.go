@@ -183,6 +183,10 @@ type SeqResult struct {
 	// Round is which round of a repeated measurement this is (from 1;
 	// 0 when not repeated): see Summarize.
 	Round int `json:"round,omitempty"`
+	// Depth is the queue depth the sequence keeps (what was asked for);
+	// Queued (in Result) the last snapshot's, which arrivals move by a
+	// job or two.
+	Depth int `json:"depth"`
 }
 
 // SeqSummary is one policy's measurements at one size over the rounds
@@ -215,8 +219,9 @@ type SeqSummary struct {
 	Cycles     int `json:"cycles"`
 }
 
-// Summarize groups results by policy and size, in the order each group
-// first appears, and gives each group's medians over its rounds.
+// Summarize groups results by policy and size (cards, and the queue
+// depth asked for), in the order each group first appears, and gives
+// each group's medians over its rounds.
 func Summarize(results []SeqResult) []SeqSummary {
 	type key struct {
 		policy        string
@@ -225,7 +230,7 @@ func Summarize(results []SeqResult) []SeqSummary {
 	var order []key
 	groups := map[key][]SeqResult{}
 	for _, r := range results {
-		k := key{r.Policy, r.Cards, r.Queued}
+		k := key{r.Policy, r.Cards, r.Depth}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -333,7 +338,7 @@ func MeasureSequence(ctx context.Context, pl solver.Planner, q *Sequence, warmup
 	res.P50ms, res.P99ms, res.MaxMs = percentiles(lat)
 	res.Runs, res.Cycles = cycles, cycles
 	s := q.Snapshot()
-	res.Cards, res.Queued = len(s.Cluster.Layout().Cards), len(s.Queued)
+	res.Cards, res.Queued, res.Depth = len(s.Cluster.Layout().Cards), len(s.Queued), q.depth
 	return res, nil
 }
 
