@@ -255,6 +255,9 @@ func (g *guaranteeTries) gate(k int) bool {
 	if tr.requeue {
 		alt.Slot = 2
 	}
+	// A try the budget cuts before it decides the head is not kept:
+	// EASY's own plan stands.
+	alt.WhatIf = true
 	g.alt = alt
 	// Too few cards can be free by the last start keep accepts, whatever
 	// the walk would place: no plan needed.

@@ -116,6 +116,43 @@ func planStopsWhenDone(t *testing.T, params Params, s *model.Snapshot) {
 	}
 }
 
+// TestWhatIfStopsBeforeItsFirstJob: a what-if (Prepared.WhatIf) whose
+// budget has run out considers no job, not even the head's sweep that a
+// plan completes to decide something: every job is pending, cut and
+// counted. With time left it plans as a plan does.
+func TestWhatIfStopsBeforeItsFirstJob(t *testing.T) {
+	s := bigQueue(t, 50)
+	s.Queued = append([]model.Job{modeltest.Job("a-head").Cards(24).Limit(time.Hour).Build()}, s.Queued...)
+	params, _ := ForPolicy(model.PolicyEASY, 1)
+	pl := New(params)
+	prep := Prepared{Order: QueueOrder(s.Queued), WhatIf: true}
+	full, err := pl.PlanPrepared(context.Background(), s, prep)
+	if err != nil || full.Stats.Fallback || len(full.Reservations) == 0 {
+		t.Fatalf("with time: %v, fallback %v, %d reservations; want the head reserved", err, full.Stats.Fallback, len(full.Reservations))
+	}
+	plain, err := New(params).Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(plain, full, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("a what-if with time plans otherwise than a plan (-plan +what-if):\n%s", diff)
+	}
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	d, err := pl.PlanPrepared(expired, s, prep)
+	if err != nil {
+		t.Fatalf("budget out: %v, want a decision", err)
+	}
+	if len(d.Starts)+len(d.Reservations) != 0 || !d.Stats.Fallback || d.Stats.BudgetCut != len(s.Queued) || len(d.Pending) != len(s.Queued) {
+		t.Fatalf("budget out: %d starts, %d reservations, fallback %v, %d cut, %d pending of %d queued; want none decided, all cut",
+			len(d.Starts), len(d.Reservations), d.Stats.Fallback, d.Stats.BudgetCut, len(d.Pending), len(s.Queued))
+	}
+	prep.WhatIf = false
+	if d, err := pl.PlanPrepared(expired, s, prep); err != nil || len(d.Reservations) != 1 {
+		t.Fatalf("not a what-if, budget out: %v, %d reservations; want the head's", err, len(d.Reservations))
+	}
+}
+
 // TestBudgetCutsBackfillAsLateAsItPasses: a budget that passes after n
 // more checks once the walk began gives the full plan's decision on the
 // jobs considered so far: the cut only drops later jobs, never changes
