@@ -50,6 +50,12 @@ type scratch struct {
 
 	dur   int64   // fitAmong's duration, for alignEnds
 	freed []int32 // Advance's cards whose busy time ended
+
+	// earliestByDomain's units (their times, their domains), one node's
+	// card times, and the units sorted by domain.
+	domVals, domOwn, domTmp []int64
+	domOf                   []int32
+	domCnt, domNext         []int
 }
 
 type nodeGroup struct {

@@ -72,6 +72,9 @@ func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func()
 			return start, cards, ok, false
 		}
 	}
+	if start, cards, ok, handled := p.earliestByDomain(after, req, pick); handled {
+		return start, cards, ok, false
+	}
 	it := p.eventsFrom(after, dur, req)
 	f := newFeasibility(p, req)
 	defer f.reset()
