@@ -169,28 +169,13 @@ func TestSoonerDeadline(t *testing.T) {
 }
 
 // lpReady readies a cycle of h on s for the backfill beyond EASY, as Plan
-// does (phases 1 to 5), and returns it with its candidates.
+// does, and returns it with its candidates.
 func lpReady(t *testing.T, h *Huitian, s *model.Snapshot) (*cycle, []int) {
 	t.Helper()
-	ctx := context.Background()
-	h.sweepEstimates()
-	c, err := h.newCycle(ctx, s)
+	c, cands, err := h.toBackfill(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, planned, tell, err := c.guarantee(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.load(ctx, planned); err != nil {
-		t.Fatal(err)
-	}
-	c.applyStarts(core)
-	if err := c.applyReservations(core, tell); err != nil {
-		t.Fatal(err)
-	}
-	cands := c.candidates()
-	c.classify(cands)
 	return c, cands
 }
 

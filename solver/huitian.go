@@ -617,25 +617,48 @@ func ceilSec(v float64) int64 {
 
 // Plan plans one cycle, in the phases solver/README.md draws.
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	c, candidates, err := h.toBackfill(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	// 6. Backfill beyond EASY: the LP places what it can, a greedy pass
+	// the remainder, both with one admission rule.
+	c.backfillBeyond(ctx, candidates)
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	// 7. Estimated starts of waiting jobs, from the same model, as far as
+	// the budget allows: a brief plan lists no waiting job.
+	if !s.Options.Brief {
+		c.estimateStarts(ctx)
+		c.sortPending()
+	}
+	c.d.ReplanBy = c.replanBy()
+	return c.d, nil
+}
+
+// toBackfill sets a cycle up and runs Plan's phases 1 to 5: what the
+// backfill beyond EASY starts from, and the candidates it considers.
+func (h *Huitian) toBackfill(ctx context.Context, s *model.Snapshot) (*cycle, []int, error) {
 	h.sweepEstimates()
 	c, err := h.newCycle(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// 1. The guarantee: EASY's decision on the time limits, and whether
 	// making backfill jobs yield starts the head markedly earlier.
 	core, planned, tell, err := c.guarantee(sooner(ctx, h.cfg.GuaranteeShare))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := cancelled(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// 2. Load the predicted profile: each running job holds its cards
 	// until the Quantile of its remaining time, a job told to yield until
 	// it must have.
 	if err := c.load(ctx, planned); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Room for the guarantee's starts and for as many beyond it as most
 	// cycles make; a cycle that starts more grows the list (a cap of
@@ -652,28 +675,15 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 	c.applyStarts(core)
 	// 4. Reservations on EASY's cards, and the preemptions they need.
 	if err := c.applyReservations(core, tell); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := cancelled(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// 5. Classify the idle capacity left.
 	candidates := c.candidates()
 	c.classify(candidates)
-	// 6. Backfill beyond EASY: the LP places what it can, a greedy pass
-	// the remainder, both with one admission rule.
-	c.backfillBeyond(ctx, candidates)
-	if err := cancelled(ctx); err != nil {
-		return nil, err
-	}
-	// 7. Estimated starts of waiting jobs, from the same model, as far as
-	// the budget allows: a brief plan lists no waiting job.
-	if !s.Options.Brief {
-		c.estimateStarts(ctx)
-		c.sortPending()
-	}
-	c.d.ReplanBy = c.replanBy()
-	return c.d, nil
+	return c, candidates, nil
 }
 
 // queuedJob is a queued job's estimate, once a phase of cycle number

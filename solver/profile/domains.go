@@ -1,6 +1,10 @@
 package profile
 
-import "github.com/huitian/huitian/model"
+import (
+	"slices"
+
+	"github.com/huitian/huitian/model"
+)
 
 // earliestByDomain is the sweep for a request when no card holds a
 // reservation (none made since the last Reset or Advance): every usable
@@ -55,7 +59,7 @@ func (p *Profile) earliestByDomain(after int64, req Request, pick bool) (start i
 		}
 		own = own[:0]
 		for c := nd.First; c < nd.First+nd.Len; c++ {
-			if !p.cardOK[c] || req.Model != "" && !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) {
+			if !p.cardOK[c] || !p.accepts(req.Model, c) {
 				continue
 			}
 			t := max(p.rel[c], after)
@@ -79,22 +83,16 @@ func (p *Profile) earliestByDomain(after int64, req Request, pick bool) (start i
 		// Units grouped by domain (a counting sort), then each domain's
 		// need-th smallest.
 		ng := p.ngroups
-		cnt := p.sc.domCnt[:0]
-		for range ng + 1 {
-			cnt = append(cnt, 0)
-		}
+		cnt := slices.Grow(p.sc.domCnt[:0], ng+1)[:ng+1]
+		clear(cnt)
 		for _, g := range dom {
 			cnt[g+1]++
 		}
 		for g := 1; g <= ng; g++ {
 			cnt[g] += cnt[g-1]
 		}
-		sorted := p.sc.domTmp[:0]
-		for range vals {
-			sorted = append(sorted, 0)
-		}
-		next := p.sc.domNext[:0]
-		next = append(next, cnt[:ng]...)
+		sorted := slices.Grow(p.sc.domTmp[:0], len(vals))[:len(vals)]
+		next := append(p.sc.domNext[:0], cnt[:ng]...)
 		for i, g := range dom {
 			sorted[next[g]] = vals[i]
 			next[g]++
@@ -114,7 +112,7 @@ func (p *Profile) earliestByDomain(after int64, req Request, pick bool) (start i
 	}
 	cands := p.sc.cands[:0]
 	for c := range p.rel {
-		if !p.cardOK[c] || max(p.rel[c], after) > start || req.Model != "" && !model.ModelAccepts(req.Model, p.lay.Cards[c].Model) {
+		if !p.cardOK[c] || max(p.rel[c], after) > start || !p.accepts(req.Model, c) {
 			continue
 		}
 		cands = append(cands, c)

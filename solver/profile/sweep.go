@@ -236,8 +236,12 @@ type gap struct {
 	card       int32
 }
 
-func (it *eventIter) accepts(card int32) bool {
-	return it.req.Model == "" || model.ModelAccepts(it.req.Model, it.p.lay.Cards[card].Model)
+func (it *eventIter) accepts(card int32) bool { return it.p.accepts(it.req.Model, int(card)) }
+
+// accepts says whether card c is of a model a request for want takes
+// ("" takes any, without reading the card).
+func (p *Profile) accepts(want string, c int) bool {
+	return want == "" || model.ModelAccepts(want, p.lay.Cards[c].Model)
 }
 
 // usable says whether a gap can hold the job: it must be dur long after after.
