@@ -13,6 +13,7 @@ func (p *Profile) EarliestStartBrute(after, dur int64, req Request) (int64, []in
 	if req.Cards <= 0 || dur <= 0 {
 		return 0, nil, false
 	}
+	p.settle()
 	times := []int64{after}
 	for c := range p.rel {
 		if p.rel[c] >= after {

@@ -23,7 +23,7 @@ import (
 // reservations), and when placement finds no cards where the counts say
 // it must (never seen; the sweep then decides).
 func (p *Profile) earliestByDomain(after int64, req Request, pick bool) (start int64, cards []int, ok, handled bool) {
-	if p.sweepAll || len(p.spanLog) > 0 {
+	if p.sweepAll || len(p.spanLog) > 0 || len(p.lazy) > 0 {
 		return 0, nil, false, false
 	}
 	// The feasibility's rules (newFeasibility, feasible): the unit a

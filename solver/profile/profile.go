@@ -124,6 +124,19 @@ type Profile struct {
 	// returns, and undoes.
 	startLog, spanLog []int32
 
+	// lazy is the reservations' spans on cards busy now that no query
+	// has read yet: the cards, and each reservation's part of them. A
+	// reservation of a card busy now changes nothing a start now sees,
+	// and EASY's head, reserved every cycle and undone by the next
+	// Advance, mostly claims cards busy now (a flat 93,312-card
+	// machine's head, thousands): Advance drops them unread, and any
+	// query that could read such a card's spans settles them first.
+	lazy      []lazyResv
+	lazyCards []int32
+	lazyMark  []uint32 // per card: the lazyEpoch it was last left lazy in
+	lazyEpoch uint32   // bumped whenever the lazy spans are settled or dropped
+	noLazy    bool     // reserve every span at once: for differential tests
+
 	sweepAll bool // never take earliestFlat's shortcut: for differential tests
 
 	// cardRanked says that every node holds at most one card and node
@@ -147,6 +160,8 @@ func New(lay *model.Layout) *Profile {
 		nodeOf:    make([]int32, len(lay.Cards)),
 		evAt:      make([]int64, len(lay.Cards)),
 		cardOK:    make([]bool, len(lay.Cards)),
+		lazyMark:  make([]uint32, len(lay.Cards)),
+		lazyEpoch: 1,
 		freeDirty: true,
 		usable:    -1,
 	}
@@ -193,6 +208,7 @@ func (p *Profile) Reset() {
 	p.ix.reset(p.lay)
 	clear(p.failed)
 	p.startLog, p.spanLog = p.startLog[:0], p.spanLog[:0]
+	p.dropLazy()
 }
 
 // SetAlignEnds turns end-aligned placement on or off: a job that fits in
@@ -208,6 +224,7 @@ func (p *Profile) Layout() *model.Layout { return p.lay }
 // Hold marks a card busy from now until the given time (a running job).
 // A later Hold of the same card extends the busy time.
 func (p *Profile) Hold(card int, until int64) {
+	p.settleFor(card)
 	if until > p.rel[card] {
 		if p.FreeNow(card) {
 			p.noteBusy(card)
@@ -224,6 +241,7 @@ func (p *Profile) Hold(card int, until int64) {
 // job's, loaded in one pass (a planner that loads every cycle holds
 // every busy card).
 func (p *Profile) HoldAll(cards []int, until int64) {
+	p.settle()
 	held := false
 	for _, c := range cards {
 		if until <= p.rel[c] {
@@ -267,6 +285,7 @@ func (p *Profile) Window(card int, at int64) int64 {
 	if at < p.rel[card] {
 		return 0
 	}
+	p.settleFor(card)
 	for _, s := range p.spans[card] {
 		if s.end <= at {
 			continue
@@ -284,6 +303,7 @@ func (p *Profile) Window(card int, at int64) int64 {
 // were there. It orders placement (temporal fragments first, shortest
 // window first); whether a job fits is Window's.
 func (p *Profile) claimWindow(card int) int64 {
+	p.settleFor(card)
 	for _, s := range p.spans[card] {
 		if s.protect || s.end <= 0 {
 			continue
@@ -299,6 +319,7 @@ func (p *Profile) claimWindow(card int) int64 {
 // NextClaim returns the start of the first reservation span on a card at or
 // after at, or Forever.
 func (p *Profile) NextClaim(card int, at int64) int64 {
+	p.settleFor(card)
 	for _, s := range p.spans[card] {
 		if s.start >= at {
 			return s.start
@@ -312,6 +333,7 @@ func (p *Profile) FreeOver(card int, start, end int64) bool {
 	if !p.cardOK[card] || start < p.rel[card] {
 		return false
 	}
+	p.settleFor(card)
 	for _, s := range p.spans[card] {
 		if s.start < end && start < s.end {
 			return false
@@ -347,6 +369,7 @@ func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 			return fmt.Errorf("%w: card %s over [%d, %d)", ErrOverlap, p.lay.Ref(c), start, end)
 		}
 	}
+	lazyFrom := len(p.lazyCards)
 	for _, c := range cards {
 		if start == 0 {
 			p.noteBusy(c)
@@ -354,30 +377,19 @@ func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 			p.rel[c] = end
 			p.busyChanged(p.nodeOf[c])
 			p.startLog = append(p.startLog, int32(c))
+			p.noteChanged(c)
+		} else if p.rel[c] > 0 && !p.noLazy {
+			p.lazyCards = append(p.lazyCards, int32(c))
+			p.lazyMark[c] = p.lazyEpoch
 		} else {
-			p.spanLog = append(p.spanLog, int32(c))
-			sp := p.spans[c]
-			if len(sp) == 0 && p.rel[c] == 0 { // usable: FreeOver said so
-				p.ix.change(p.nodeOf[c], 0, 1)
-			}
-			// After the spans that start before it (most often none:
-			// the card's first, or a claim before its reservation).
-			i := len(sp)
-			for i > 0 && sp[i-1].start >= start {
-				i--
-			}
-			sp = append(sp, span{})
-			for k := len(sp) - 1; k > i; k-- { // a span or two: no memmove
-				sp[k] = sp[k-1]
-			}
-			sp[i] = span{start, end, protect}
-			p.spans[c] = sp
+			p.addSpan(c, span{start, end, protect})
+			p.noteChanged(c)
 		}
 	}
-	p.gen++
-	for _, c := range cards {
-		p.noteChanged(c)
+	if n := len(p.lazyCards); n > lazyFrom {
+		p.lazy = append(p.lazy, lazyResv{from: lazyFrom, to: n, start: start, end: end, protect: protect})
 	}
+	p.gen++
 	return nil
 }
 

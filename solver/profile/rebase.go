@@ -25,6 +25,7 @@ func (p *Profile) Advance(dt int64) []int32 {
 	}
 	started := p.startLog
 	p.startLog = p.startLog[:0]
+	p.dropLazy() // undone unread
 	for _, c := range p.spanLog {
 		if len(p.spans[c]) > 0 {
 			p.Set(int(c), p.rel[c])
@@ -72,6 +73,7 @@ func (p *Profile) Advance(dt int64) []int32 {
 // the card is free now) would give it: busy from now until then, with no
 // reservation.
 func (p *Profile) Set(card int, until int64) {
+	p.settleFor(card)
 	hadSpans := len(p.spans[card]) > 0
 	if p.rel[card] == until && !hadSpans {
 		return

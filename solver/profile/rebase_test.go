@@ -110,6 +110,8 @@ func TestAdvanceEqualsReload(t *testing.T) {
 // compareProfiles fails unless a and b hold the same state, as every
 // query sees it.
 func compareProfiles(t *rapid.T, a, b *Profile) {
+	a.settle()
+	b.settle()
 	if !slices.Equal(a.rel, b.rel) {
 		t.Fatalf("busy times differ:\nkept  %v\nfresh %v", a.rel, b.rel)
 	}

@@ -306,6 +306,7 @@ func (it *eventIter) next() event { it.fill(); it.ok = false; return it.cur }
 // rebuild at O(cards) instead of O(cards log cards) (conservative reserves
 // for every blocked job, and rebuilt the streams for each).
 func (p *Profile) events() ([]baseEvent, []gap, []gap) {
+	p.settle()
 	if p.baseGen == p.gen && p.base != nil {
 		return p.base, p.gapsIn, p.gapsOut
 	}

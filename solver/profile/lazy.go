@@ -1,0 +1,58 @@
+package profile
+
+// lazyResv is one reservation's spans on cards busy now, left lazy
+// (Profile.lazy): its cards are lazyCards[from:to].
+type lazyResv struct {
+	from, to   int
+	start, end int64
+	protect    bool
+}
+
+// addSpan gives card c the span, after the spans that start before it
+// (most often none: the card's first, or a claim before its
+// reservation), and notes it for Advance to undo.
+func (p *Profile) addSpan(c int, s span) {
+	p.spanLog = append(p.spanLog, int32(c))
+	sp := p.spans[c]
+	if len(sp) == 0 && p.rel[c] == 0 { // usable: FreeOver said so
+		p.ix.change(p.nodeOf[c], 0, 1)
+	}
+	i := len(sp)
+	for i > 0 && sp[i-1].start >= s.start {
+		i--
+	}
+	sp = append(sp, span{})
+	for k := len(sp) - 1; k > i; k-- { // a span or two: no memmove
+		sp[k] = sp[k-1]
+	}
+	sp[i] = s
+	p.spans[c] = sp
+}
+
+// settle gives the lazy spans to their cards, as reserve would have.
+func (p *Profile) settle() {
+	if len(p.lazy) == 0 {
+		return
+	}
+	for _, r := range p.lazy {
+		for _, c := range p.lazyCards[r.from:r.to] {
+			p.addSpan(int(c), span{r.start, r.end, r.protect})
+			p.noteChanged(int(c))
+		}
+	}
+	p.dropLazy()
+}
+
+// settleFor settles the lazy spans when card c holds one: before its
+// spans are read or changed.
+func (p *Profile) settleFor(c int) {
+	if len(p.lazy) > 0 && p.lazyMark[c] == p.lazyEpoch {
+		p.settle()
+	}
+}
+
+// dropLazy forgets the lazy spans: settled, or undone unread.
+func (p *Profile) dropLazy() {
+	p.lazy, p.lazyCards = p.lazy[:0], p.lazyCards[:0]
+	p.lazyEpoch++
+}
