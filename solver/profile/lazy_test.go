@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/huitian/huitian/model/modeltest"
+
 	"pgregory.net/rapid"
 )
 
@@ -115,4 +117,40 @@ func TestLazySpansAnswerAsReserved(t *testing.T) {
 		lazy.settle()
 		compareProfiles(t, lazy, eager)
 	})
+}
+
+// TestLazyCardInTwoReservations: a busy card left lazy by two
+// reservations is read with both, whichever query comes first.
+func TestLazyCardInTwoReservations(t *testing.T) {
+	lay := modeltest.Uniform(1, 2, 0).Layout()
+	for _, query := range []string{"FreeOver", "Reserve", "Window", "NextClaim"} {
+		p := New(lay)
+		p.Hold(0, 5)
+		p.Hold(1, 5)
+		for _, iv := range [][2]int64{{10, 20}, {30, 40}} {
+			if err := p.Reserve([]int{0, 1}, iv[0], iv[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(p.lazy) != 2 {
+			t.Fatalf("%s: %d lazy reservations, want the two", query, len(p.lazy))
+		}
+		var got, want any
+		switch query {
+		case "FreeOver":
+			got, want = p.FreeOver(0, 12, 15), false
+		case "Reserve":
+			got, want = p.Reserve([]int{1}, 12, 15) != nil, true
+		case "Window":
+			got, want = p.Window(0, 6), int64(4)
+		case "NextClaim":
+			got, want = p.NextClaim(0, 6), int64(10)
+		}
+		if got != want {
+			t.Errorf("%s of the first reservation's time: %v, want %v", query, got, want)
+		}
+		if !p.FreeOver(1, 20, 30) || p.FreeOver(1, 35, 36) {
+			t.Errorf("%s: FreeOver between and in the reservations wrong", query)
+		}
+	}
 }

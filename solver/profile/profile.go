@@ -134,6 +134,7 @@ type Profile struct {
 	lazy      []lazyResv
 	lazyCards []int32
 	lazyMark  []uint32 // per card: the lazyEpoch it was last left lazy in
+	lazyIn    []int32  // per card so marked: its lazy reservation, -1 when in several
 	lazyEpoch uint32   // bumped whenever the lazy spans are settled or dropped
 	noLazy    bool     // reserve every span at once: for differential tests
 
@@ -161,6 +162,7 @@ func New(lay *model.Layout) *Profile {
 		evAt:      make([]int64, len(lay.Cards)),
 		cardOK:    make([]bool, len(lay.Cards)),
 		lazyMark:  make([]uint32, len(lay.Cards)),
+		lazyIn:    make([]int32, len(lay.Cards)),
 		lazyEpoch: 1,
 		freeDirty: true,
 		usable:    -1,
@@ -333,7 +335,15 @@ func (p *Profile) FreeOver(card int, start, end int64) bool {
 	if !p.cardOK[card] || start < p.rel[card] {
 		return false
 	}
-	p.settleFor(card)
+	if len(p.lazy) > 0 && p.lazyMark[card] == p.lazyEpoch {
+		// In one lazy reservation: read it where it is (the predicted
+		// profile claims the head's cards before its reservation).
+		if k := p.lazyIn[card]; k < 0 {
+			p.settle()
+		} else if r := &p.lazy[k]; r.start < end && start < r.end {
+			return false
+		}
+	}
 	for _, s := range p.spans[card] {
 		if s.start < end && start < s.end {
 			return false
@@ -380,7 +390,11 @@ func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 			p.noteChanged(c)
 		} else if p.rel[c] > 0 && !p.noLazy {
 			p.lazyCards = append(p.lazyCards, int32(c))
-			p.lazyMark[c] = p.lazyEpoch
+			if p.lazyMark[c] == p.lazyEpoch {
+				p.lazyIn[c] = -1
+			} else {
+				p.lazyMark[c], p.lazyIn[c] = p.lazyEpoch, int32(len(p.lazy))
+			}
 		} else {
 			p.addSpan(c, span{start, end, protect})
 			p.noteChanged(c)
