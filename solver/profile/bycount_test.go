@@ -246,7 +246,8 @@ func TestRadixByTimeEqualsSort(t *testing.T) {
 // index (fitFlat) is the one the pass over every free card gives — the
 // cards and the outcome — over busy cards, reservations that claim free
 // cards (some past clampKey's range), reservations that only protect,
-// starts now, and jobs that need the claimed cards, the clean ones or both.
+// starts now, and jobs that need the claimed cards, the clean ones or
+// both, asked again after more reservations and starts.
 func TestFitFlatEqualsFitAmong(t *testing.T) {
 	var fits, claimedOnly, refused int
 	rapid.Check(t, func(t *rapid.T) {
@@ -266,44 +267,48 @@ func TestFitFlatEqualsFitAmong(t *testing.T) {
 		if rapid.Bool().Draw(t, "listed") {
 			p.refreshFree() // starts below leave stale entries in the list
 		}
-		for range rapid.IntRange(0, 4).Draw(t, "reservations") {
-			var cards []int
-			start := rapid.SampledFrom([]int64{0, 5, 20, 40, 1 << 38}).Draw(t, "start")
-			end := start + rapid.Int64Range(1, 30).Draw(t, "len")
-			for c := range lay.Cards {
-				if p.FreeOver(c, start, end) && rapid.Bool().Draw(t, "take") {
-					cards = append(cards, c)
+		// Rounds of reservations and starts, each asked after: fitFlat's
+		// list of dirty cards is kept while no card's spans change.
+		for range rapid.IntRange(1, 3).Draw(t, "rounds") {
+			for range rapid.IntRange(0, 4).Draw(t, "reservations") {
+				var cards []int
+				start := rapid.SampledFrom([]int64{0, 5, 20, 40, 1 << 38}).Draw(t, "start")
+				end := start + rapid.Int64Range(1, 30).Draw(t, "len")
+				for c := range lay.Cards {
+					if p.FreeOver(c, start, end) && rapid.Bool().Draw(t, "take") {
+						cards = append(cards, c)
+					}
+				}
+				if len(cards) == 0 {
+					continue
+				}
+				reserve := p.Reserve
+				if rapid.IntRange(0, 3).Draw(t, "protect") == 0 {
+					reserve = p.ReserveProtect
+				}
+				if err := reserve(cards, start, end); err != nil {
+					t.Fatalf("reserve free cards: %v", err)
 				}
 			}
-			if len(cards) == 0 {
-				continue
+			req := Request{Cards: rapid.IntRange(2, len(lay.Cards)+1).Draw(t, "cards")}
+			dur := rapid.SampledFrom([]int64{1, 4, 10, 30, 1 << 40}).Draw(t, "dur")
+			if p.ix.total < req.Cards {
+				continue // fitNow answers NoCards before either
 			}
-			reserve := p.Reserve
-			if rapid.IntRange(0, 3).Draw(t, "protect") == 0 {
-				reserve = p.ReserveProtect
+			got, gout, _ := p.fitFlat(dur, req.Cards)
+			p.refreshFree()
+			want, wout := p.fitAmong(dur, req, p.free, nil)
+			if gout != wout || !slices.Equal(got, want) {
+				t.Fatalf("fitFlat(%d, %d) = %v %v, fitAmong %v %v", dur, req.Cards, got, gout, want, wout)
 			}
-			if err := reserve(cards, start, end); err != nil {
-				t.Fatalf("reserve free cards: %v", err)
+			switch {
+			case gout != Fits:
+				refused++
+			case p.claimWindow(got[0]) != Forever && p.claimWindow(got[len(got)-1]) != Forever:
+				claimedOnly++
+			default:
+				fits++
 			}
-		}
-		req := Request{Cards: rapid.IntRange(2, len(lay.Cards)+1).Draw(t, "cards")}
-		dur := rapid.SampledFrom([]int64{1, 4, 10, 30, 1 << 40}).Draw(t, "dur")
-		if p.ix.total < req.Cards {
-			return // fitNow answers NoCards before either
-		}
-		got, gout, _ := p.fitFlat(dur, req.Cards)
-		p.refreshFree()
-		want, wout := p.fitAmong(dur, req, p.free, nil)
-		if gout != wout || !slices.Equal(got, want) {
-			t.Fatalf("fitFlat(%d, %d) = %v %v, fitAmong %v %v", dur, req.Cards, got, gout, want, wout)
-		}
-		switch {
-		case gout != Fits:
-			refused++
-		case p.claimWindow(got[0]) != Forever && p.claimWindow(got[len(got)-1]) != Forever:
-			claimedOnly++
-		default:
-			fits++
 		}
 	})
 	if fits == 0 || claimedOnly == 0 || refused == 0 {

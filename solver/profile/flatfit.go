@@ -1,6 +1,9 @@
 package profile
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // fitFlat is fitAmong over every free card for a flatCount request of
 // k > 1 cards (fastFit answers one card), when at least k cards are free
@@ -26,28 +29,22 @@ func (p *Profile) fitFlat(dur int64, k int) (cards []int, out Outcome, ok bool) 
 	}
 	// The dirty cards long enough, by key: those a reservation claims
 	// (finite claim window) and those it only protects (Forever), as
-	// fitAmong counts them. seen marks them once each (the log repeats a
-	// card reserved twice), cleared below.
-	seen := p.sc.bits
+	// fitAmong counts them.
 	ks := p.sc.flatKs[:0]
 	claimed, dirty := 0, 0
-	for _, c := range p.spanLog {
-		if seen[c>>6]&(1<<(c&63)) != 0 || !p.FreeNow(int(c)) || len(p.spans[c]) == 0 {
-			continue
+	list := p.flatDirtyCards()
+	for _, e := range list {
+		if !p.FreeNow(e.card()) {
+			continue // started since the list was made
 		}
-		seen[c>>6] |= 1 << (c & 63)
 		dirty++
-		if p.Window(int(c), 0) < dur {
+		if e.win < dur {
 			continue
 		}
-		w := p.claimWindow(int(c))
-		if w != Forever {
+		if e.claimed {
 			claimed++
 		}
-		ks = append(ks, clampKey(w)<<24|int64(c))
-	}
-	for _, c := range p.spanLog {
-		seen[c>>6] = 0
+		ks = append(ks, e.key)
 	}
 	p.sc.flatKs = ks
 	clean := p.ix.total - dirty
@@ -60,15 +57,17 @@ func (p *Profile) fitFlat(dur int64, k int) (cards []int, out Outcome, ok bool) 
 	if claimed >= k {
 		// fitAmong places among the claimed cards alone (or among all
 		// candidates when all are claimed: the same cards).
-		ks = slices.DeleteFunc(ks, func(key int64) bool { return p.claimWindow(int(key&(1<<24-1))) == Forever })
-		slices.Sort(ks)
-		for _, key := range ks[:k] {
-			cards = append(cards, int(key&(1<<24-1)))
+		for _, e := range list {
+			if len(cards) == k {
+				break
+			}
+			if e.claimed && e.win >= dur && p.FreeNow(e.card()) {
+				cards = append(cards, e.card())
+			}
 		}
 		slices.Sort(cards)
 		return cards, Fits, true
 	}
-	slices.Sort(ks)
 	// Merge the dirty keys with the clean cards' (Forever's, by card).
 	p.refreshFree()
 	inf := clampKey(Forever) << 24
@@ -96,4 +95,42 @@ func (p *Profile) fitFlat(dur int64, k int) (cards []int, out Outcome, ok bool) 
 		slices.Sort(cards)
 	}
 	return cards, Fits, true
+}
+
+// flatDirty is a dirty card's placement key (its claim window, then the
+// card) and its window from now.
+type flatDirty struct {
+	key, win int64
+	claimed  bool // a finite claim window: claimed, not only protected
+}
+
+func (e flatDirty) card() int { return int(e.key & (1<<24 - 1)) }
+
+// flatDirtyCards lists the cards free now with reservations, by key, as
+// of the last change to any card's spans: a backfill walk tries job
+// after job on the same reservations, and starts only take cards (the
+// caller skips those no longer free), so the list, its windows and its
+// sort are made once for all of them. Every card with a span is in the
+// reservation log since the last Reset or Advance (spanLog); seen marks
+// each once (the log repeats a card reserved twice), cleared after.
+func (p *Profile) flatDirtyCards() []flatDirty {
+	if p.sc.flatAt == p.spanGen+1 {
+		return p.sc.flatDirty
+	}
+	seen := p.sc.bits
+	out := p.sc.flatDirty[:0]
+	for _, c := range p.spanLog {
+		if seen[c>>6]&(1<<(c&63)) != 0 || !p.FreeNow(int(c)) || len(p.spans[c]) == 0 {
+			continue
+		}
+		seen[c>>6] |= 1 << (c & 63)
+		w := p.claimWindow(int(c))
+		out = append(out, flatDirty{clampKey(w)<<24 | int64(c), p.Window(int(c), 0), w != Forever})
+	}
+	for _, c := range p.spanLog {
+		seen[c>>6] = 0
+	}
+	slices.SortFunc(out, func(a, b flatDirty) int { return cmp.Compare(a.key, b.key) })
+	p.sc.flatDirty, p.sc.flatAt = out, p.spanGen+1
+	return out
 }

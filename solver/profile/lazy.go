@@ -12,6 +12,7 @@ type lazyResv struct {
 // (most often none: the card's first, or a claim before its
 // reservation), and notes it for Advance to undo.
 func (p *Profile) addSpan(c int, s span) {
+	p.spanGen++
 	p.spanLog = append(p.spanLog, int32(c))
 	sp := p.spans[c]
 	if len(sp) == 0 && p.rel[c] == 0 { // usable: FreeOver said so

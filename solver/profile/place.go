@@ -32,9 +32,13 @@ type scratch struct {
 	patchBase []baseEvent
 	patchGaps []gap
 
-	packed []int64  // placeFlat's keys
-	flatKs []int64  // fitFlat's keys of the claimed free cards long enough
-	bits   []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
+	packed []int64 // placeFlat's keys
+	flatKs []int64 // fitFlat's keys of the claimed free cards long enough
+	// fitFlat's dirty cards (free when listed, with reservations) by
+	// key, with their windows from now, as of spanGen flatAt (0: none).
+	flatDirty []flatDirty
+	flatAt    int64
+	bits      []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
 
 	// placeSwitch's per-group capacity (+1 once seen), apart from the
 	// sweep's counters, which are live while it places.

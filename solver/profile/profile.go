@@ -137,6 +137,9 @@ type Profile struct {
 	lazyIn    []int32  // per card so marked: its lazy reservation, -1 when in several
 	lazyEpoch uint32   // bumped whenever the lazy spans are settled or dropped
 	noLazy    bool     // reserve every span at once: for differential tests
+	// spanGen is bumped by every change to any card's spans (fitFlat's
+	// list of dirty cards is good while it is not).
+	spanGen int64
 
 	sweepAll bool // never take earliestFlat's shortcut: for differential tests
 
@@ -198,6 +201,7 @@ func New(lay *model.Layout) *Profile {
 // cycle after cycle without allocating it anew.
 func (p *Profile) Reset() {
 	clear(p.rel)
+	p.spanGen++
 	for c := range p.spans {
 		if len(p.spans[c]) > 0 {
 			p.spans[c] = p.spans[c][:0]

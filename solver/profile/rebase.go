@@ -81,6 +81,7 @@ func (p *Profile) Set(card int, until int64) {
 	node := p.nodeOf[card]
 	wasFree := p.FreeNow(card)
 	if hadSpans {
+		p.spanGen++
 		if wasFree {
 			p.ix.change(node, 0, -1)
 		}
