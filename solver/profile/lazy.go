@@ -8,6 +8,13 @@ type lazyResv struct {
 	protect    bool
 }
 
+// lazyTag is a card's place among the lazy spans: in the lazy reservation
+// in (-1: in several) when epoch is the profile's lazyEpoch, else none.
+type lazyTag struct {
+	epoch uint32
+	in    int32
+}
+
 // addSpan gives card c the span, after the spans that start before it
 // (most often none: the card's first, or a claim before its
 // reservation), and notes it for Advance to undo.
@@ -47,7 +54,7 @@ func (p *Profile) settle() {
 // settleFor settles the lazy spans when card c holds one: before its
 // spans are read or changed.
 func (p *Profile) settleFor(c int) {
-	if len(p.lazy) > 0 && p.lazyMark[c] == p.lazyEpoch {
+	if len(p.lazy) > 0 && p.lazyOf[c].epoch == p.lazyEpoch {
 		p.settle()
 	}
 }

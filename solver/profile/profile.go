@@ -133,10 +133,9 @@ type Profile struct {
 	// query that could read such a card's spans settles them first.
 	lazy      []lazyResv
 	lazyCards []int32
-	lazyMark  []uint32 // per card: the lazyEpoch it was last left lazy in
-	lazyIn    []int32  // per card so marked: its lazy reservation, -1 when in several
-	lazyEpoch uint32   // bumped whenever the lazy spans are settled or dropped
-	noLazy    bool     // reserve every span at once: for differential tests
+	lazyOf    []lazyTag // per card: the lazy reservation it is in, if any
+	lazyEpoch uint32    // bumped whenever the lazy spans are settled or dropped
+	noLazy    bool      // reserve every span at once: for differential tests
 	// spanGen is bumped by every change to any card's spans (fitFlat's
 	// list of dirty cards is good while it is not).
 	spanGen int64
@@ -164,8 +163,7 @@ func New(lay *model.Layout) *Profile {
 		nodeOf:    make([]int32, len(lay.Cards)),
 		evAt:      make([]int64, len(lay.Cards)),
 		cardOK:    make([]bool, len(lay.Cards)),
-		lazyMark:  make([]uint32, len(lay.Cards)),
-		lazyIn:    make([]int32, len(lay.Cards)),
+		lazyOf:    make([]lazyTag, len(lay.Cards)),
 		lazyEpoch: 1,
 		freeDirty: true,
 		usable:    -1,
@@ -339,10 +337,10 @@ func (p *Profile) FreeOver(card int, start, end int64) bool {
 	if !p.cardOK[card] || start < p.rel[card] {
 		return false
 	}
-	if len(p.lazy) > 0 && p.lazyMark[card] == p.lazyEpoch {
+	if t := p.lazyOf[card]; len(p.lazy) > 0 && t.epoch == p.lazyEpoch {
 		// In one lazy reservation: read it where it is (the predicted
 		// profile claims the head's cards before its reservation).
-		if k := p.lazyIn[card]; k < 0 {
+		if k := t.in; k < 0 {
 			p.settle()
 		} else if r := &p.lazy[k]; r.start < end && start < r.end {
 			return false
@@ -394,10 +392,10 @@ func (p *Profile) reserve(cards []int, start, end int64, protect bool) error {
 			p.noteChanged(c)
 		} else if p.rel[c] > 0 && !p.noLazy {
 			p.lazyCards = append(p.lazyCards, int32(c))
-			if p.lazyMark[c] == p.lazyEpoch {
-				p.lazyIn[c] = -1
+			if t := &p.lazyOf[c]; t.epoch == p.lazyEpoch {
+				t.in = -1
 			} else {
-				p.lazyMark[c], p.lazyIn[c] = p.lazyEpoch, int32(len(p.lazy))
+				*t = lazyTag{p.lazyEpoch, int32(len(p.lazy))}
 			}
 		} else {
 			p.addSpan(c, span{start, end, protect})
