@@ -59,8 +59,14 @@ func (p *Profile) settleFor(c int) {
 	}
 }
 
-// dropLazy forgets the lazy spans: settled, or undone unread.
+// dropLazy forgets the lazy spans: settled, or undone unread. Every tag
+// is of an older epoch then; when the epoch wraps, the tags are cleared
+// so that none of them matches a later one.
 func (p *Profile) dropLazy() {
 	p.lazy, p.lazyCards = p.lazy[:0], p.lazyCards[:0]
 	p.lazyEpoch++
+	if p.lazyEpoch == 0 {
+		clear(p.lazyOf)
+		p.lazyEpoch = 1
+	}
 }

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -152,5 +153,30 @@ func TestLazyCardInTwoReservations(t *testing.T) {
 		if !p.FreeOver(1, 20, 30) || p.FreeOver(1, 35, 36) {
 			t.Errorf("%s: FreeOver between and in the reservations wrong", query)
 		}
+	}
+}
+
+// TestLazyEpochWraps: past the last epoch the tags of earlier ones do
+// not match the next (a card tagged in epoch 1 long ago would otherwise
+// name a lazy reservation that is not there).
+func TestLazyEpochWraps(t *testing.T) {
+	lay := modeltest.Uniform(1, 2, 0).Layout()
+	p := New(lay)
+	p.Hold(0, 5)
+	p.Hold(1, 5)
+	if err := p.Reserve([]int{0}, 10, 20); err != nil { // card 0 tagged in epoch 1
+		t.Fatal(err)
+	}
+	p.Advance(0)
+	p.lazyEpoch = math.MaxUint32
+	p.Advance(0) // wraps
+	if err := p.Reserve([]int{1}, 10, 20); err != nil {
+		t.Fatal(err)
+	}
+	if !p.FreeOver(0, 10, 20) {
+		t.Error("card 0 reads a reservation of an epoch long gone")
+	}
+	if p.FreeOver(1, 12, 15) {
+		t.Error("card 1 lost its lazy reservation")
 	}
 }
