@@ -18,14 +18,9 @@ import (
 // same state once the lazy spans are settled.
 func TestLazySpansAnswerAsReserved(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := randomCluster(t)
-		lay := c.Layout()
-		lazy, eager := New(lay), New(lay)
+		lazy, eager := twinProfiles(t)
 		eager.noLazy = true
-		align := rapid.Bool().Draw(t, "align")
-		lazy.SetAlignEnds(align)
-		eager.SetAlignEnds(align)
-		n := len(lay.Cards)
+		n := len(lazy.Layout().Cards)
 		for card := range n {
 			if rapid.Bool().Draw(t, "busy") {
 				u := rapid.Int64Range(1, 50).Draw(t, "until")

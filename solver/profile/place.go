@@ -35,7 +35,8 @@ type scratch struct {
 	packed []int64 // placeFlat's keys
 	flatKs []int64 // fitFlat's keys of the claimed free cards long enough
 	// fitFlat's dirty cards (free when listed, with reservations) by
-	// key, with their windows from now, as of spanGen flatAt (0: none).
+	// key, with their windows from now, made at spanGen flatAt-1 (0:
+	// never made).
 	flatDirty []flatDirty
 	flatAt    int64
 	bits      []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
@@ -550,7 +551,17 @@ func (p *Profile) placeFlat(k int, cands []int) []int {
 // flatKey packs a candidate's preference and its node's name rank into one
 // integer, in placeFlat's order.
 func (p *Profile) flatKey(c int) int64 {
-	return clampKey(p.sc.key[c])<<24 | int64(p.ix.rank[p.nodeOf[c]])
+	return clampKey(p.sc.key[c])<<24 | p.cardRank(c)
+}
+
+// cardRank is the name rank of card c's node: the card's own number where
+// node names order the cards (cardRanked: a flat machine), without the
+// two lookups.
+func (p *Profile) cardRank(c int) int64 {
+	if p.cardRanked {
+		return int64(c)
+	}
+	return int64(p.ix.rank[p.nodeOf[c]])
 }
 
 // clampKey maps a placement key into flatKey's 38 bits, in order.

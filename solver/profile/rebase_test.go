@@ -17,13 +17,8 @@ import (
 // same answers to FitNow (end-aligned or not) and EarliestStart.
 func TestAdvanceEqualsReload(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := randomCluster(t)
-		lay := c.Layout()
-		kept, fresh := New(lay), New(lay)
-		align := rapid.Bool().Draw(t, "align")
-		kept.SetAlignEnds(align)
-		fresh.SetAlignEnds(align)
-		n := len(lay.Cards)
+		kept, fresh := twinProfiles(t)
+		n := len(kept.Layout().Cards)
 		// want is each card's busy time as the running jobs give it.
 		want := make([]int64, n)
 		for card := range n {
@@ -105,6 +100,17 @@ func TestAdvanceEqualsReload(t *testing.T) {
 			}
 		}
 	})
+}
+
+// twinProfiles draws a random cluster and two empty profiles of it, both
+// placing end-aligned or neither.
+func twinProfiles(t *rapid.T) (a, b *Profile) {
+	lay := randomCluster(t).Layout()
+	a, b = New(lay), New(lay)
+	align := rapid.Bool().Draw(t, "align")
+	a.SetAlignEnds(align)
+	b.SetAlignEnds(align)
+	return a, b
 }
 
 // compareProfiles fails unless a and b hold the same state, as every

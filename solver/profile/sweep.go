@@ -163,24 +163,14 @@ func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent) 
 			take(e)
 		}
 	} else if need > 0 {
-		// By node rank: the card's own number where node names order
-		// the cards (cardRanked: a flat machine), two lookups fewer a card.
 		ranks := p.sc.packed[:0]
 		for _, e := range base[g:j] {
-			r := int64(e.card())
-			if !p.cardRanked {
-				r = int64(p.ix.rank[p.nodeOf[r]])
-			}
-			ranks = append(ranks, r)
+			ranks = append(ranks, p.cardRank(int(e.card())))
 		}
 		p.sc.packed = ranks
 		kth := nthSmallest(ranks, need)
 		for _, e := range base[g:j] {
-			r := int64(e.card())
-			if !p.cardRanked {
-				r = int64(p.ix.rank[p.nodeOf[r]])
-			}
-			if r <= kth {
+			if p.cardRank(int(e.card())) <= kth {
 				take(e)
 			}
 		}
