@@ -14,6 +14,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver/baseline"
+	"github.com/huitian/huitian/solver/clp"
 )
 
 // TestEveryEASYStartIsKept: whatever huitian adds, every job EASY starts in
@@ -866,4 +867,83 @@ func startedIDs(d *model.Decision) []string {
 		ids = append(ids, st.JobID)
 	}
 	return ids
+}
+
+// TestGangsLentOneNode: with Config.OneNodeGangs, a job that communicates
+// is lent one node's cards beyond EASY, never cards spread over nodes; a
+// job that communicates little may spread, and without the option any may. Two 4-card nodes, both
+// mostly busy for another hour, when an 8-card head is reserved; a 2-card
+// job with a 4-hour limit that its history says runs 10 minutes can only
+// be lent on its estimate (EASY's backfill, on the limit, cannot start it).
+func TestGangsLentOneNode(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		busy1  int // cards busy on n001 (n000 has 3): 3 leaves one free card per node
+		job    *modeltest.JobBuilder
+		spread bool
+		want   []model.CardRef // nil: not lent
+		reason model.PendingReason
+	}{
+		{"talks, free cards on two nodes: not lent", 3, modeltest.Job("g").Comm(model.CommHigh), false, nil, model.PendingTopology},
+		{"talks, spread by default: lent on two nodes", 3, modeltest.Job("g").Comm(model.CommHigh), true,
+			[]model.CardRef{modeltest.Ref("n000", 3), modeltest.Ref("n001", 3)}, 0},
+		{"talks little: lent on two nodes", 3, modeltest.Job("g").Comm(model.CommLow), false,
+			[]model.CardRef{modeltest.Ref("n000", 3), modeltest.Ref("n001", 3)}, 0},
+		{"talks, one card a node asked: not lent", 2, modeltest.Job("g").Comm(model.CommHigh).PerNode(1), false, nil, model.PendingPolicy},
+		{"talks, two free cards on one node: lent there", 2, modeltest.Job("g").Comm(model.CommHigh), false,
+			modeltest.Refs("n001", 2, 2), 0},
+	} {
+		for _, lp := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/lp=%v", tc.name, lp), func(t *testing.T) {
+				c := modeltest.Uniform(2, 4, 0)
+				now := modeltest.Epoch.Add(100 * time.Hour)
+				m0 := modeltest.Job("m0").Cards(3).Limit(2 * time.Hour).Build()
+				m1 := modeltest.Job("m1").Cards(tc.busy1).Limit(2 * time.Hour).Build()
+				s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{
+					modeltest.Running(m0, now.Add(-time.Hour), modeltest.Refs("n000", 0, 3)...),
+					modeltest.Running(m1, now.Add(-time.Hour), modeltest.Refs("n001", 0, tc.busy1)...)}}
+				g := tc.job.User("ann").Cards(2).Limit(4 * time.Hour).SubmitAfter(2 * time.Hour).Build()
+				s.Queued = []model.Job{
+					modeltest.Job("head").Cards(8).Limit(time.Hour).SubmitAfter(time.Hour).Build(), g}
+				cfg := DefaultConfig()
+				if cfg.OneNodeGangs {
+					t.Fatal("DefaultConfig keeps gangs on one node")
+				}
+				cfg.OneNodeGangs = !tc.spread
+				h := NewHuitianGreedy(cfg)
+				if lp {
+					h = NewHuitian(cfg, clp.LP{})
+				}
+				for k := range 20 {
+					past := g
+					past.ID = fmt.Sprintf("a%d", k)
+					observeFinished(h, past, modeltest.Epoch.Add(time.Duration(k)*time.Hour), 10*time.Minute)
+				}
+				if err := s.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				d, err := h.Plan(context.Background(), s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := slices.IndexFunc(d.Starts, func(st model.Start) bool { return st.JobID == "g" })
+				if tc.want == nil {
+					if i >= 0 {
+						t.Fatalf("g lent %v, want it to wait", d.Starts[i].Cards)
+					}
+					p := slices.IndexFunc(d.Pending, func(p model.Pending) bool { return p.JobID == "g" })
+					if p < 0 || d.Pending[p].Reason != tc.reason {
+						t.Fatalf("g's pending entry: want reason %v, got %+v", tc.reason, d.Pending)
+					}
+					return
+				}
+				if i < 0 {
+					t.Fatalf("g not lent, want it on %v (pending %+v)", tc.want, d.Pending)
+				}
+				if st := d.Starts[i]; st.Kind != model.Backfill || !slices.Equal(st.Cards, tc.want) {
+					t.Fatalf("g started %v on %v, want backfill on %v", st.Kind, st.Cards, tc.want)
+				}
+			})
+		}
+	}
 }

@@ -105,6 +105,20 @@ type Config struct {
 	// 3 days failed 8 of 12 runs aligned, 2 with best fit.
 	AlignEnds   bool
 	AlignSpread float64
+	// OneNodeGangs lends a job that communicates (model.CommHigh) the
+	// cards of one node only, beyond EASY's backfill, as the design sorts
+	// idle capacity: one node's leftovers for small jobs that talk, cards
+	// scattered over nodes for single-card and low-communication work; a
+	// gang that needs several nodes then starts by EASY's own backfill
+	// alone, on its limit. Off by default: spread gangs lent on their
+	// predicted runtimes are where KTH-SP2 at 80 processors waits longer
+	// than under EASY (27 replicas: the largest class ×1.023 ± 0.006 of
+	// EASY's mean, ×1.000 with this on; p95 ×1.036 ± 0.012 and ×1.000),
+	// but also where NASA-iPSC at load 0.7 gains (bounded slowdown ×0.947
+	// of EASY's, ×0.999 with this on) and the synthetic GPU workload of
+	// seed 12 at load 0.7 keeps its bounded slowdown below EASY's (4.37
+	// against EASY's 4.19 with this on; solver/README.md).
+	OneNodeGangs bool
 	// GuaranteeShare is the share of the time budget left after the
 	// cycle is set up that the guarantee may use (default 0.6, also when
 	// 0; 1, or more, lets it use it all). The phases after it — the predicted profile, holding

@@ -159,6 +159,25 @@ func (c *cycle) admit(j *model.Job, e *jobEst, rk risk, window int64) verdict {
 	return suspendable
 }
 
+// lendRequest is the request that backfill beyond EASY places job j by
+// (req: its own). By default, and for a single card or a job that
+// communicates little, it is req; with Config.OneNodeGangs a job that
+// communicates (model.CommHigh) goes on one node, and one that needs
+// several nodes is not lent at all (false).
+func (c *cycle) lendRequest(j *model.Job, req profile.Request) (profile.Request, bool) {
+	if !c.h.cfg.OneNodeGangs || j.Cards <= 1 || j.Comm != model.CommHigh {
+		return req, true
+	}
+	switch {
+	case req.Topology == model.TopologySameNode || req.Topology == model.TopologySameIsland:
+		return req, true
+	case req.PerNode > 0 || j.Cards > c.lay.MaxNodeUsable:
+		return req, false
+	}
+	req.Topology = model.TopologySameNode
+	return req, true
+}
+
 // windowOf is how long all of cards stay free: until the first claim.
 func (c *cycle) windowOf(cards []int) int64 {
 	w := profile.Forever
@@ -189,6 +208,11 @@ func (c *cycle) backfill(k int) {
 	}
 	if c.prof.FreeCount() < j.Cards {
 		c.pending(k, model.PendingResources, c.h.needsMsg(j.Cards))
+		return
+	}
+	req, ok := c.lendRequest(j, req)
+	if !ok {
+		c.pending(k, model.PendingPolicy, "a gang that communicates across nodes is lent no cards beyond EASY's backfill: it starts on its time limit")
 		return
 	}
 	e := c.queuedEst(k)

@@ -281,7 +281,11 @@ func (c *cycle) placeLP(ctx context.Context, cands []int) (rest []int, fallback 
 			break
 		}
 		j := &c.s.Queued[idx]
-		req := profile.RequestOf(j)
+		req, lend := c.lendRequest(j, profile.RequestOf(j))
+		if !lend {
+			left = append(left, idx)
+			continue
+		}
 		cd := candidate{idx: idx, job: j, e: c.queuedEst(idx), req: req}
 		if j.Backfill == model.BackfillOptOut || !c.prof.CanEverFit(req) ||
 			cd.e.dist.Quantile(0.5) > c.params.MaxBackfillRuntime.Seconds() || !c.allowedLevel(&cd, lv) {

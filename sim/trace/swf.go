@@ -197,6 +197,11 @@ func readSWF(r io.Reader, opts Options) (*Trace, error) {
 			over++
 		}
 		j.Spec = model.Job{User: rec.user, Cards: int(procs), Topology: model.TopologyAny}
+		if procs > 1 {
+			// A job of several processors in a parallel workload log is one
+			// parallel program (MPI and the like): its processes talk.
+			j.Spec.Comm = model.CommHigh
+		}
 		t.keep(j)
 	}
 	if strong {

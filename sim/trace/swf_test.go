@@ -160,6 +160,10 @@ func TestReadSWF(t *testing.T) {
 					if j.Spec.Topology != model.TopologyAny || j.Spec.Class != "" {
 						t.Errorf("job %s: topology %v class %q, want any and none", j.ID, j.Spec.Topology, j.Spec.Class)
 					}
+					// One processor computes alone; several are one parallel program.
+					if wantComm := map[bool]model.Comm{false: model.CommNone, true: model.CommHigh}[j.Spec.Cards > 1]; j.Spec.Comm != wantComm {
+						t.Errorf("job %s on %d processors: comm %v, want %v", j.ID, j.Spec.Cards, j.Spec.Comm, wantComm)
+					}
 					got = append(got, kept{j.ID, j.Submit, j.Runtime, j.Limit, j.Spec.Cards, j.Spec.User})
 				}
 				if diff := cmp.Diff(tt.want, got); diff != "" {
