@@ -60,6 +60,17 @@ func NewPlacement(p model.Policy, depth int, aligned bool) (Planner, error) {
 	return pl, nil
 }
 
+// SetOneNodeGangs sets Config.OneNodeGangs on a huitian planner (an
+// ablation for the what-if); other planners lend nothing beyond EASY.
+func SetOneNodeGangs(pl Planner) error {
+	h, ok := pl.(*Huitian)
+	if !ok {
+		return fmt.Errorf("one-node gangs: %T is not a huitian planner", pl)
+	}
+	h.cfg.OneNodeGangs = true
+	return nil
+}
+
 // Plan validates nothing: it plans a snapshot that model.Snapshot.Validate
 // accepted, with the snapshot's own policy.
 func Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {

@@ -56,12 +56,16 @@ type policyRun struct {
 	// place, when set, turns end-aligned placement on or off against the
 	// policy's default: a name's +aligned or +bestfit (solver.NewPlacement).
 	place *bool
+	// oneNode lends a job that communicates one node's cards only, beyond
+	// EASY: a huitian planner's +onenode (solver.Config.OneNodeGangs).
+	oneNode bool
 }
 
 // Placement suffixes of a policy name (parsePolicies).
 const (
 	alignedSuffix = "+aligned"
 	bestFitSuffix = "+bestfit"
+	oneNodeSuffix = "+onenode"
 )
 
 func newWhatifCmd() *cobra.Command {
@@ -84,7 +88,11 @@ Policies: easy, conservative, fcfs, easy-sjbf, hybrid, hybrid-N, huitian-greedy
 and huitian (the LP on CLP). A name ending in +aligned or +bestfit turns
 end-aligned placement on or off (the huitian planners align by default, the
 baselines place by best fit alone): easy+aligned is EASY placing as
-huitian does, to tell what placement gives from what backfill does.
+huitian does, to tell what placement gives from what backfill does. A
+huitian planner's name ending in +onenode (with a placement suffix too,
+in either order) lends a job that communicates the cards of
+one node only, beyond EASY; gangs spread over nodes start by EASY's own
+backfill alone.
 
 Measures, besides wait, flow, bounded slowdown and utilization:
   by job size  classes by cards relative to the cluster: 1; 2 up to
@@ -176,10 +184,17 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		seen[name] = true
 		pr := policyRun{name: name, depth: depth}
 		base := name
-		if b, ok := strings.CutSuffix(name, alignedSuffix); ok {
-			base, pr.place = b, new(true)
-		} else if b, ok := strings.CutSuffix(name, bestFitSuffix); ok {
-			base, pr.place = b, new(false)
+		for cut := true; cut; {
+			var b string
+			if b, cut = strings.CutSuffix(base, oneNodeSuffix); cut && !pr.oneNode {
+				base, pr.oneNode = b, true
+			} else if b, cut = strings.CutSuffix(base, alignedSuffix); cut && pr.place == nil {
+				base, pr.place = b, new(true)
+			} else if b, cut = strings.CutSuffix(base, bestFitSuffix); cut && pr.place == nil {
+				base, pr.place = b, new(false)
+			} else {
+				cut = false
+			}
 		}
 		if base == suiteControl {
 			// The control: EASY with every queued limit a minute longer
@@ -194,10 +209,13 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		} else {
 			p, ok := model.ParsePolicy(base)
 			if !ok || p == model.PolicyDefault {
-				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N, %s; any of them %s or %s)",
-					name, strings.Join(policyNames(), ", "), suiteControl, alignedSuffix, bestFitSuffix)
+				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N, %s; any of them %s or %s; huitian's %s)",
+					name, strings.Join(policyNames(), ", "), suiteControl, alignedSuffix, bestFitSuffix, oneNodeSuffix)
 			}
 			pr.policy = p
+		}
+		if pr.oneNode && pr.policy != model.PolicyHuitian && pr.policy != model.PolicyHuitianGreedy {
+			return nil, fmt.Errorf("--policy: %q: %s is for huitian and huitian-greedy", name, oneNodeSuffix)
 		}
 		if _, err := solver.New(pr.policy, pr.depth); err != nil {
 			if errors.Is(err, solver.ErrUnimplemented) {
@@ -493,6 +511,9 @@ func simPolicy(pr policyRun) sim.Policy {
 				p, err = solver.NewPlacement(pr.policy, pr.depth, *pr.place)
 			} else {
 				p, err = solver.New(pr.policy, pr.depth)
+			}
+			if err == nil && pr.oneNode {
+				err = solver.SetOneNodeGangs(p)
 			}
 			if err != nil || pr.pad == 0 {
 				return p, err

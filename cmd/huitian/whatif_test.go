@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -317,6 +319,88 @@ func TestWhatifPlacementSuffix(t *testing.T) {
 	if same(0, 2) {
 		t.Errorf("easy+aligned placed as easy does: %+v", r)
 	}
+}
+
+// TestWhatifOneNodeSuffix: +onenode (solver.Config.OneNodeGangs) goes
+// with the huitian planners only, with or before a placement suffix. On
+// KTH-SP2's first 2,000 jobs on 80 processors huitian-greedy lends
+// multi-processor jobs beyond EASY (job 1400, 8 processors, first) and
+// so runs apart from EASY; lending one node's cards only, on single-card
+// nodes, it lends to one-processor jobs alone and runs as EASY does.
+func TestWhatifOneNodeSuffix(t *testing.T) {
+	runs, err := parsePolicies("huitian-greedy+onenode,huitian+bestfit+onenode,huitian+onenode+aligned,huitian", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 || !runs[0].oneNode || runs[0].place != nil ||
+		!runs[1].oneNode || runs[1].place == nil || *runs[1].place || runs[1].policy != model.PolicyHuitian ||
+		!runs[2].oneNode || runs[2].place == nil || !*runs[2].place || runs[3].oneNode {
+		t.Fatalf("parsed %+v", runs)
+	}
+	for _, bad := range []string{"easy+onenode", "huitian+onenode+onenode", "huitian+aligned+bestfit"} {
+		if _, err := parsePolicies(bad, 0); err == nil {
+			t.Errorf("%s: parsed, want an error", bad)
+		}
+	}
+	dir, err := tracesDir(suiteDefaultTraces)
+	if err != nil {
+		t.Skipf("the shared traces are not here (%v)", err)
+	}
+	kth := filepath.Join(dir, "swf-KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz")
+	head := filepath.Join(t.TempDir(), "kth2000.swf")
+	if err := os.WriteFile(head, swfHead(t, kth, 2000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runCLI(t, "whatif", "--trace", head, "--filter", "strong", "--cluster", "flat:80",
+		"--policy", "easy,huitian-greedy,huitian-greedy+onenode", "--json")
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Results []struct {
+			Policy  string  `json:"policy"`
+			AvgWait float64 `json:"avg_wait_s"`
+			AvgBSLD float64 `json:"avg_bsld"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 3 {
+		t.Fatalf("results %+v: %v", got.Results, err)
+	}
+	r := got.Results
+	same := func(a, b int) bool { return r[a].AvgWait == r[b].AvgWait && r[a].AvgBSLD == r[b].AvgBSLD }
+	if same(0, 1) {
+		t.Errorf("huitian-greedy ran as EASY on KTH-SP2's first 2,000 jobs: %+v", r)
+	}
+	if !same(0, 2) {
+		t.Errorf("huitian-greedy+onenode did not run as EASY: %+v", r)
+	}
+}
+
+// swfHead returns a gzipped SWF file's header and its first n records.
+func swfHead(t *testing.T, path string, n int) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() && n > 0 {
+		line := sc.Text()
+		if !strings.HasPrefix(strings.TrimSpace(line), ";") {
+			n--
+		}
+		out.WriteString(line + "\n")
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 // TestWhatifReplicas: --replicas compares each policy with the reference
