@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -11,9 +13,10 @@ import (
 )
 
 // TestPerturbMovesSomeSubmitsLater: a replica holds the same jobs, each
-// submitted when it was or 1 to PerturbMost seconds later, sorted by
-// submit with ties in their old order; the same seed gives the same
-// replica, seed 0 the jobs themselves, and the input is left as it was.
+// submitted when it was or 1 to Most seconds later (PerturbMost by
+// default), sorted by submit with ties in their old order; the same seed
+// gives the same replica, seed 0 the jobs themselves, and the input is
+// left as it was.
 func TestPerturbMovesSomeSubmitsLater(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 400).Draw(t, "jobs")
@@ -25,14 +28,24 @@ func TestPerturbMovesSomeSubmitsLater(t *testing.T) {
 		}
 		orig := slices.Clone(jobs)
 		seed := rapid.Uint64Range(1, 1<<40).Draw(t, "seed")
-		got := Perturb(jobs, seed)
+		p := DefaultPerturbation()
+		if rapid.Bool().Draw(t, "other") {
+			p = Perturbation{Share: rapid.Float64Range(0.001, 1).Draw(t, "share"), Most: rapid.Int64Range(1, 7200).Draw(t, "most")}
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		got := PerturbBy(jobs, seed, p)
+		if p == DefaultPerturbation() && !slices.Equal(got, Perturb(jobs, seed)) {
+			t.Fatal("Perturb is not PerturbBy with the default")
+		}
 		if !slices.Equal(jobs, orig) {
 			t.Fatal("Perturb modified its input")
 		}
-		if again := Perturb(jobs, seed); !slices.Equal(got, again) {
+		if again := PerturbBy(jobs, seed, p); !slices.Equal(got, again) {
 			t.Fatal("the same seed gave two replicas")
 		}
-		if same := Perturb(jobs, 0); !slices.Equal(same, jobs) {
+		if same := PerturbBy(jobs, 0, p); !slices.Equal(same, jobs) {
 			t.Fatal("seed 0 is not the jobs themselves")
 		}
 		if len(got) != n {
@@ -48,8 +61,8 @@ func TestPerturbMovesSomeSubmitsLater(t *testing.T) {
 			}
 			seen[i] = true
 			d := j.Submit - orig[i].Submit
-			if d < 0 || d > PerturbMost {
-				t.Fatalf("job %s moved %d s, want 0 or 1…%d", j.ID, d, PerturbMost)
+			if d < 0 || d > p.Most {
+				t.Fatalf("job %s moved %d s, want 0 or 1…%d", j.ID, d, p.Most)
 			}
 			if d > 0 {
 				moved++
@@ -64,7 +77,7 @@ func TestPerturbMovesSomeSubmitsLater(t *testing.T) {
 			}
 		}
 		// About PerturbShare of them move: far more would not be a replica.
-		if n >= 200 && moved > n/10 {
+		if p == DefaultPerturbation() && n >= 200 && moved > n/10 {
 			t.Fatalf("%d of %d jobs moved, want about %.0f%%", moved, n, 100*PerturbShare)
 		}
 	})
@@ -87,5 +100,25 @@ func TestPerturbMovesAboutItsShare(t *testing.T) {
 	}
 	if share := float64(moved) / float64(len(jobs)); share < 0.9*PerturbShare || share > 1.1*PerturbShare {
 		t.Fatalf("moved %.4f of the jobs, want %.2f", share, PerturbShare)
+	}
+}
+
+// TestPerturbationValidate names what is wrong.
+func TestPerturbationValidate(t *testing.T) {
+	for _, tc := range []struct {
+		p    Perturbation
+		want string // "" valid
+	}{
+		{DefaultPerturbation(), ""},
+		{Perturbation{1, 1}, ""},
+		{Perturbation{0, 60}, "share"},
+		{Perturbation{1.5, 60}, "share"},
+		{Perturbation{math.NaN(), 60}, "share"},
+		{Perturbation{0.1, 0}, "delay"},
+	} {
+		err := tc.p.Validate()
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.p, err, tc.want)
+		}
 	}
 }

@@ -49,14 +49,14 @@ type replicaMeasure struct {
 }
 
 // runReplicas replays the trace and f.replicas-1 replicas of it
-// (sim.Perturb, seeds 1…) under every policy, all in parallel, and writes
+// (sim.PerturbBy, seeds 1…) under every policy, all in parallel, and writes
 // each policy's ratios to the reference over the replicas.
 func runReplicas(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, cfg sim.Config, format string, lay *model.Layout) error {
 	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == f.reference })
 	ws := make([]sim.WhatIf, f.replicas)
 	for r := range ws {
 		ws[r] = sim.WhatIf{
-			Jobs:       sim.Perturb(tr.Jobs, uint64(r)),
+			Jobs:       sim.PerturbBy(tr.Jobs, uint64(r), f.perturbation()),
 			NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(f.cluster, tr.MaxCards) },
 			Config:     cfg,
 		}
@@ -82,7 +82,7 @@ func runReplicas(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []pol
 	out := replicaOutput{
 		Trace: newTraceInfo(f, format, tr), Cluster: newClusterInfo(f.cluster, lay),
 		Reference: f.reference, Replicas: f.replicas,
-		PerturbedShare: sim.PerturbShare, PerturbedMostS: sim.PerturbMost,
+		PerturbedShare: f.replicaShare, PerturbedMostS: f.perturbation().Most,
 	}
 	// values[p][m] lists policy p's measure m over the replicas.
 	var names []string

@@ -119,10 +119,13 @@ type suiteSweep struct {
 	// Depth changes the runs without showing in the rows.
 	Depth int `json:"depth"`
 	// Replicas is how many replicas of each workload were replayed
-	// (--replicas: the workload and Replicas−1 copies with sim.Perturb's
+	// (--replicas: the workload and Replicas−1 copies with sim.PerturbBy's
 	// seeds 1…); 0 is the workload alone. The results list each workload's
-	// replicas in turn.
-	Replicas int `json:"replicas,omitempty"`
+	// replicas in turn. PerturbedShare and PerturbedMostS are how far the
+	// copies depart from the workload (--replica-share, --replica-delay).
+	Replicas       int     `json:"replicas,omitempty"`
+	PerturbedShare float64 `json:"perturbed_share,omitempty"`
+	PerturbedMostS int64   `json:"perturbed_most_s,omitempty"`
 }
 
 // replicasOf is how many runs of each workload a sweep holds.
@@ -301,7 +304,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 		for r := range reps {
 			i := w*reps + r
 			ws[i] = sim.WhatIf{
-				Jobs:       sim.Perturb(wl.tr.Jobs, uint64(r)),
+				Jobs:       sim.PerturbBy(wl.tr.Jobs, uint64(r), f.perturbation()),
 				NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(wl.cluster, wl.tr.MaxCards) },
 				Config:     sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit},
 			}
@@ -335,7 +338,8 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	}
 	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit, Depth: f.depth}
 	if reps > 1 {
-		sw.Replicas = reps
+		p := f.perturbation()
+		sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS = reps, p.Share, p.Most
 	}
 	for _, pr := range runs {
 		sw.Policies = append(sw.Policies, pr.name)
@@ -399,7 +403,7 @@ func writeSuite(cmd *cobra.Command, asJSON bool, sw *suiteSweep, results [][]*si
 		}{sw.Reference, sw.Estimates, rows, failed, suiteFamilies(rows)}); err != nil {
 			return err
 		}
-	} else if err := writeSuiteTable(cmd.OutOrStdout(), sw.Reference, rows); err != nil {
+	} else if err := writeSuiteTable(cmd.OutOrStdout(), sw, rows); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -694,7 +698,8 @@ func meanSE(m replicaMeasure) string {
 // atMost is a ≤ b, forgiving the rounding of sums taken in other orders.
 func atMost(a, b float64) bool { return a <= b+1e-9*max(1, math.Abs(b)) }
 
-func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
+func writeSuiteTable(w io.Writer, sw *suiteSweep, rows []suiteRow) error {
+	reference := sw.Reference
 	fmt.Fprintf(w, "targets against %s on the same run: (a) largest size class mean and p95 wait ≤ ×%.2f on the same jobs; (b) avg bounded slowdown ≤ %s's; (c) backfill completion ≥ %.2f; (d) lost ≤ %.0f%% of busy card-seconds\n\n",
 		reference, suiteSlack, reference, suiteCompletion, 100*suiteLost)
 	reps := 0
@@ -766,7 +771,7 @@ func writeSuiteTable(w io.Writer, reference string, rows []suiteRow) error {
 	}
 	if repRows > 0 {
 		fmt.Fprintf(w, "over %d replicas of each workload (the workload and %d with %.0f%% of its jobs submitted 1–%d s later, seeded), %d of %d rows miss (a) or (b) beyond chance: the mean ratio less %.2f standard errors (Student's t, 97.5%%) above the target\n",
-			reps, reps-1, 100*sim.PerturbShare, sim.PerturbMost, repMiss, repRows, chanceT(reps))
+			reps, reps-1, 100*sw.PerturbedShare, sw.PerturbedMostS, repMiss, repRows, chanceT(reps))
 	}
 	if fams := suiteFamilies(rows); len(fams) > 0 {
 		fmt.Fprintf(w, "\nover the rows of each family (the mean of the rows' ratios; a single run moves by chance, the mean much less):\n\n")

@@ -267,7 +267,7 @@ func TestSuiteControl(t *testing.T) {
 		t.Errorf("families (-want +got):\n%s", diff)
 	}
 	var b strings.Builder
-	if err := writeSuiteTable(&b, "easy", rows); err != nil {
+	if err := writeSuiteTable(&b, &suiteSweep{Reference: "easy"}, rows); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"2 of 3 rows pass", "misses (a) on 1 and (b) on 0 of 1 rows", " control\n"} {

@@ -38,8 +38,12 @@ type whatifFlags struct {
 	pair, pairLog                                                          string
 	ties                                                                   string
 	replicas                                                               int
-	load                                                                   float64
-	suite                                                                  suiteFlags
+	// replicaShare and replicaDelay are --replica-share and
+	// --replica-delay: how far a replica departs from its trace.
+	replicaShare float64
+	replicaDelay time.Duration
+	load         float64
+	suite        suiteFlags
 	// shard is --shard (i/n, "" for the whole sweep), shardOut --shard-out.
 	shard, shardOut string
 	prof            profiling // --cpuprofile, --memprofile
@@ -160,7 +164,9 @@ a miss is beyond chance: the mean less t standard errors (Student's t at
 	fl.StringVar(&f.shard, "shard", "", "i/n: make only part i (from 0) of n of the runs (workload × policy, numbered in order; run k is part k mod n's) and write them as a partial result for huitian whatif merge")
 	fl.StringVar(&f.shardOut, "shard-out", "", "--shard: write the partial result to this file (default: standard output)")
 	fl.Float64Var(&f.load, "load", 0, "size the cluster for this offered load as --suite does (flat:N, or hgx:N when jobs ask for nodes; submit times scaled when the smallest cluster that holds the largest job is too big), instead of --cluster; 0: --cluster")
-	fl.IntVar(&f.replicas, "replicas", 0, "compare the policies over the trace and this many minus one replicas of it (2% of jobs submitted 1–120 s later, seeded): ratios to --reference as mean ± standard error; with --suite, every workload's, beside each row's own run; 0: one run")
+	fl.IntVar(&f.replicas, "replicas", 0, "compare the policies over the trace and this many minus one replicas of it (by default 2% of jobs submitted 1–120 s later, seeded): ratios to --reference as mean ± standard error; with --suite, every workload's, beside each row's own run; 0: one run")
+	fl.Float64Var(&f.replicaShare, "replica-share", sim.PerturbShare, "--replicas: the share of the jobs a replica submits later")
+	fl.DurationVar(&f.replicaDelay, "replica-delay", sim.PerturbMost*time.Second, "--replicas: the most a replica submits a job later (whole seconds)")
 	fl.StringVar(&f.pair, "pair", "", "LEAD,SHADOW: one run driven by LEAD while SHADOW plans every same snapshot alongside; counts where their decisions differ (instead of --policy)")
 	fl.StringVar(&f.pairLog, "pair-log", "", "--pair: write every cycle whose started jobs differ to this file: the jobs only one planner starts, each one's first reservation, LEAD's preemptions")
 	f.prof.flags(fl)
@@ -255,6 +261,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	defer func() { err = errors.Join(err, stop()) }()
 	if f.replicas != 0 && f.replicas < 2 {
 		return exitWith(2, fmt.Errorf("--replicas: %d: want at least 2 (the workload and a replica)", f.replicas))
+	}
+	if err := f.checkPerturbation(cmd); err != nil {
+		return exitWith(2, err)
 	}
 	if f.suite.on {
 		return runSuite(cmd, f, shard)
@@ -835,4 +844,27 @@ func (l paddedLimits) Plan(ctx context.Context, s *model.Snapshot) (*model.Decis
 		c.Queued[i].TimeLimit += l.pad
 	}
 	return l.p.Plan(ctx, &c)
+}
+
+// perturbation is how far the replicas of --replicas depart from their
+// trace (--replica-share, --replica-delay).
+func (f *whatifFlags) perturbation() sim.Perturbation {
+	return sim.Perturbation{Share: f.replicaShare, Most: int64(f.replicaDelay / time.Second)}
+}
+
+// checkPerturbation checks --replica-share and --replica-delay, which are
+// for --replicas only.
+func (f *whatifFlags) checkPerturbation(cmd *cobra.Command) error {
+	for _, name := range []string{"replica-share", "replica-delay"} {
+		if cmd.Flags().Changed(name) && f.replicas == 0 {
+			return fmt.Errorf("--%s: for --replicas", name)
+		}
+	}
+	if f.replicaDelay%time.Second != 0 {
+		return fmt.Errorf("--replica-delay: %v: want whole seconds", f.replicaDelay)
+	}
+	if err := f.perturbation().Validate(); err != nil {
+		return fmt.Errorf("--replica-share, --replica-delay: %w", err)
+	}
+	return nil
 }

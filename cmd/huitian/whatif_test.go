@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -466,6 +467,37 @@ func TestWhatifReplicas(t *testing.T) {
 	}
 	if !strings.Contains(table, "2 replicas of synth:") || !strings.Contains(table, "fcfs") || !strings.Contains(table, "p95 wait") {
 		t.Errorf("table:\n%s", table)
+	}
+	if got.PerturbedShare != sim.PerturbShare || got.PerturbedMostS != sim.PerturbMost {
+		t.Errorf("default replicas moved %v of the jobs by up to %d s, want %v and %d", got.PerturbedShare, got.PerturbedMostS, sim.PerturbShare, sim.PerturbMost)
+	}
+	// Replicas that depart further: another spread, and the output says how far.
+	far, stderr, err := runCLI(t, append(args, "--replicas", "4", "--replica-share", "0.3", "--replica-delay", "1h", "--json")...)
+	if err != nil {
+		t.Fatalf("whatif --replica-share: %v\n%s", err, stderr)
+	}
+	var gotFar replicaOutput
+	if err := json.Unmarshal([]byte(far), &gotFar); err != nil {
+		t.Fatal(err)
+	}
+	if gotFar.PerturbedShare != 0.3 || gotFar.PerturbedMostS != 3600 {
+		t.Errorf("replicas moved %v of the jobs by up to %d s, want 0.3 and 3600", gotFar.PerturbedShare, gotFar.PerturbedMostS)
+	}
+	if v0, v := got.Policies[0].Measures[0].Values, gotFar.Policies[0].Measures[0].Values; v0[0] != v[0] || slices.Equal(v0, v) {
+		t.Errorf("%s: default replicas %v, further ones %v: want the same trace's own run and other replicas", got.Policies[0].Measures[0].Measure, v0, v)
+	}
+	for _, bad := range [][]string{
+		{"--replica-share", "0.3"},                       // without --replicas
+		{"--replicas", "2", "--replica-share", "0"},      // no job moves
+		{"--replicas", "2", "--replica-share", "1.5"},    // more than all
+		{"--replicas", "2", "--replica-delay", "1500ms"}, // not whole seconds
+		{"--replicas", "2", "--replica-delay", "0s"},
+	} {
+		_, stderr, err := runCLI(t, append(args, bad...)...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(stderr+err.Error(), "--replica-") {
+			t.Errorf("%v: %v (%s), want exit 2 naming the flag", bad, err, stderr)
+		}
 	}
 }
 
