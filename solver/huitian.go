@@ -117,7 +117,10 @@ type Config struct {
 	// but also where NASA-iPSC at load 0.7 gains (bounded slowdown ×0.947
 	// of EASY's, ×0.999 with this on) and the synthetic GPU workload of
 	// seed 12 at load 0.7 keeps its bounded slowdown below EASY's (4.37
-	// against EASY's 4.19 with this on; solver/README.md).
+	// against EASY's 4.19 with this on). Over replicas that move a fifth
+	// of the jobs by up to an hour, rather than 2% by two minutes, the
+	// harm at 80 processors and NASA-iPSC's gain both fall within chance
+	// (solver/README.md).
 	OneNodeGangs bool
 	// GuaranteeShare is the share of the time budget left after the
 	// cycle is set up that the guarantee may use (default 0.6, also when
