@@ -947,3 +947,25 @@ func TestGangsLentOneNode(t *testing.T) {
 		}
 	}
 }
+
+// TestAblate: an ablation sets the huitian planner's configuration and is
+// an error on a planner that lends nothing beyond EASY; none is no change.
+func TestAblate(t *testing.T) {
+	h := NewHuitianGreedy(DefaultConfig())
+	if err := Ablate(h, Ablation{OneNodeGangs: true, NoSaturation: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !h.cfg.OneNodeGangs || h.cfg.SaturatedBacklog < 100*365*24*time.Hour {
+		t.Errorf("ablated config %+v", h.cfg)
+	}
+	easy, err := New(model.PolicyEASY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Ablate(easy, Ablation{}); err != nil {
+		t.Errorf("no ablation on EASY: %v", err)
+	}
+	if err := Ablate(easy, Ablation{NoSaturation: true}); err == nil {
+		t.Error("an ablation on EASY: no error")
+	}
+}

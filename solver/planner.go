@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
@@ -60,14 +62,32 @@ func NewPlacement(p model.Policy, depth int, aligned bool) (Planner, error) {
 	return pl, nil
 }
 
-// SetOneNodeGangs sets Config.OneNodeGangs on a huitian planner (an
-// ablation for the what-if); other planners lend nothing beyond EASY.
-func SetOneNodeGangs(pl Planner) error {
+// Ablation turns a huitian planner's mechanisms against its defaults, for
+// the what-if (a policy name's +onenode, +nosat).
+type Ablation struct {
+	// OneNodeGangs sets Config.OneNodeGangs.
+	OneNodeGangs bool
+	// NoSaturation lends beyond EASY however deep the queue: no
+	// Config.SaturatedBacklog.
+	NoSaturation bool
+}
+
+// Ablate applies a to a huitian planner; other planners lend nothing
+// beyond EASY, and a non-zero a is an error for them.
+func Ablate(pl Planner, a Ablation) error {
+	if a == (Ablation{}) {
+		return nil
+	}
 	h, ok := pl.(*Huitian)
 	if !ok {
-		return fmt.Errorf("one-node gangs: %T is not a huitian planner", pl)
+		return fmt.Errorf("ablation %+v: %T is not a huitian planner", a, pl)
 	}
-	h.cfg.OneNodeGangs = true
+	if a.OneNodeGangs {
+		h.cfg.OneNodeGangs = true
+	}
+	if a.NoSaturation {
+		h.cfg.SaturatedBacklog = time.Duration(math.MaxInt64)
+	}
 	return nil
 }
 

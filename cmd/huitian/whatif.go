@@ -60,9 +60,10 @@ type policyRun struct {
 	// place, when set, turns end-aligned placement on or off against the
 	// policy's default: a name's +aligned or +bestfit (solver.NewPlacement).
 	place *bool
-	// oneNode lends a job that communicates one node's cards only, beyond
-	// EASY: a huitian planner's +onenode (solver.Config.OneNodeGangs).
-	oneNode bool
+	// ablation turns a huitian planner's mechanisms against its defaults:
+	// +onenode (solver.Config.OneNodeGangs), +nosat (no saturation
+	// threshold).
+	ablation solver.Ablation
 }
 
 // Placement suffixes of a policy name (parsePolicies).
@@ -70,6 +71,7 @@ const (
 	alignedSuffix = "+aligned"
 	bestFitSuffix = "+bestfit"
 	oneNodeSuffix = "+onenode"
+	noSatSuffix   = "+nosat"
 )
 
 func newWhatifCmd() *cobra.Command {
@@ -93,10 +95,11 @@ and huitian (the LP on CLP). A name ending in +aligned or +bestfit turns
 end-aligned placement on or off (the huitian planners align by default, the
 baselines place by best fit alone): easy+aligned is EASY placing as
 huitian does, to tell what placement gives from what backfill does. A
-huitian planner's name ending in +onenode (with a placement suffix too,
-in either order) lends a job that communicates the cards of
-one node only, beyond EASY; gangs spread over nodes start by EASY's own
-backfill alone.
+huitian planner's name may end in +onenode, which lends a job that
+communicates the cards of one node only, beyond EASY (gangs spread over
+nodes start by EASY's own backfill alone), and in +nosat, which lends
+beyond EASY however deep the queue (no saturation threshold); with a
+placement suffix too, in any order.
 
 Measures, besides wait, flow, bounded slowdown and utilization:
   by job size  classes by cards relative to the cluster: 1; 2 up to
@@ -192,8 +195,10 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		base := name
 		for cut := true; cut; {
 			var b string
-			if b, cut = strings.CutSuffix(base, oneNodeSuffix); cut && !pr.oneNode {
-				base, pr.oneNode = b, true
+			if b, cut = strings.CutSuffix(base, oneNodeSuffix); cut && !pr.ablation.OneNodeGangs {
+				base, pr.ablation.OneNodeGangs = b, true
+			} else if b, cut = strings.CutSuffix(base, noSatSuffix); cut && !pr.ablation.NoSaturation {
+				base, pr.ablation.NoSaturation = b, true
 			} else if b, cut = strings.CutSuffix(base, alignedSuffix); cut && pr.place == nil {
 				base, pr.place = b, new(true)
 			} else if b, cut = strings.CutSuffix(base, bestFitSuffix); cut && pr.place == nil {
@@ -215,13 +220,13 @@ func parsePolicies(list string, depth int) ([]policyRun, error) {
 		} else {
 			p, ok := model.ParsePolicy(base)
 			if !ok || p == model.PolicyDefault {
-				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N, %s; any of them %s or %s; huitian's %s)",
-					name, strings.Join(policyNames(), ", "), suiteControl, alignedSuffix, bestFitSuffix, oneNodeSuffix)
+				return nil, fmt.Errorf("--policy: unknown policy %q (want %s, hybrid-N, %s; any of them %s or %s; huitian's %s, %s)",
+					name, strings.Join(policyNames(), ", "), suiteControl, alignedSuffix, bestFitSuffix, oneNodeSuffix, noSatSuffix)
 			}
 			pr.policy = p
 		}
-		if pr.oneNode && pr.policy != model.PolicyHuitian && pr.policy != model.PolicyHuitianGreedy {
-			return nil, fmt.Errorf("--policy: %q: %s is for huitian and huitian-greedy", name, oneNodeSuffix)
+		if pr.ablation != (solver.Ablation{}) && pr.policy != model.PolicyHuitian && pr.policy != model.PolicyHuitianGreedy {
+			return nil, fmt.Errorf("--policy: %q: %s and %s are for huitian and huitian-greedy", name, oneNodeSuffix, noSatSuffix)
 		}
 		if _, err := solver.New(pr.policy, pr.depth); err != nil {
 			if errors.Is(err, solver.ErrUnimplemented) {
@@ -521,8 +526,8 @@ func simPolicy(pr policyRun) sim.Policy {
 			} else {
 				p, err = solver.New(pr.policy, pr.depth)
 			}
-			if err == nil && pr.oneNode {
-				err = solver.SetOneNodeGangs(p)
+			if err == nil {
+				err = solver.Ablate(p, pr.ablation)
 			}
 			if err != nil || pr.pad == 0 {
 				return p, err

@@ -20,6 +20,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/sim"
 	"github.com/huitian/huitian/sim/trace"
+	"github.com/huitian/huitian/solver"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -322,8 +323,9 @@ func TestWhatifPlacementSuffix(t *testing.T) {
 	}
 }
 
-// TestWhatifOneNodeSuffix: +onenode (solver.Config.OneNodeGangs) goes
-// with the huitian planners only, with or before a placement suffix. On
+// TestWhatifOneNodeSuffix: +onenode (solver.Config.OneNodeGangs) and
+// +nosat (no saturation threshold) go with the huitian planners only, in
+// any order with a placement suffix. On
 // KTH-SP2's first 2,000 jobs on 80 processors huitian-greedy lends
 // multi-processor jobs beyond EASY (job 1400, 8 processors, first) and
 // so runs apart from EASY; lending one node's cards only, on single-card
@@ -333,12 +335,17 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 4 || !runs[0].oneNode || runs[0].place != nil ||
-		!runs[1].oneNode || runs[1].place == nil || *runs[1].place || runs[1].policy != model.PolicyHuitian ||
-		!runs[2].oneNode || runs[2].place == nil || !*runs[2].place || runs[3].oneNode {
+	if len(runs) != 4 || !runs[0].ablation.OneNodeGangs || runs[0].place != nil ||
+		!runs[1].ablation.OneNodeGangs || runs[1].place == nil || *runs[1].place || runs[1].policy != model.PolicyHuitian ||
+		!runs[2].ablation.OneNodeGangs || runs[2].place == nil || !*runs[2].place || runs[3].ablation != (solver.Ablation{}) {
 		t.Fatalf("parsed %+v", runs)
 	}
-	for _, bad := range []string{"easy+onenode", "huitian+onenode+onenode", "huitian+aligned+bestfit"} {
+	if runs, err := parsePolicies("huitian-greedy+nosat+onenode,huitian+bestfit+nosat", 0); err != nil || len(runs) != 2 ||
+		runs[0].ablation != (solver.Ablation{OneNodeGangs: true, NoSaturation: true}) ||
+		runs[1].ablation != (solver.Ablation{NoSaturation: true}) || runs[1].place == nil || *runs[1].place {
+		t.Fatalf("parsed %+v: %v", runs, err)
+	}
+	for _, bad := range []string{"easy+onenode", "conservative+nosat", "huitian+onenode+onenode", "huitian+nosat+nosat", "huitian+aligned+bestfit"} {
 		if _, err := parsePolicies(bad, 0); err == nil {
 			t.Errorf("%s: parsed, want an error", bad)
 		}
@@ -374,6 +381,20 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 	}
 	if !same(0, 2) {
 		t.Errorf("huitian-greedy+onenode did not run as EASY: %+v", r)
+	}
+	// Lublin-256 at its own size is saturated throughout: huitian-greedy
+	// lends nothing beyond EASY and runs as EASY does; +nosat lends.
+	out, stderr, err = runCLI(t, "whatif", "--trace", filepath.Join(dir, "swf-Lublin-synthetic-rlscheduler", "lublin_256.swf.gz"),
+		"--cluster", "flat", "--policy", "easy,huitian-greedy,huitian-greedy+nosat", "--json")
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 3 {
+		t.Fatalf("results %+v: %v", got.Results, err)
+	}
+	r = got.Results
+	if !same(0, 1) || same(0, 2) {
+		t.Errorf("Lublin-256: want huitian-greedy as EASY and +nosat apart: %+v", r)
 	}
 }
 
