@@ -395,12 +395,17 @@ func writeSuite(cmd *cobra.Command, asJSON bool, sw *suiteSweep, results [][]*si
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Reference string        `json:"reference"`
-			Estimates string        `json:"estimates"`
-			Rows      []suiteRow    `json:"rows"`
-			Failed    int           `json:"failed"`
-			Families  []suiteFamily `json:"families"`
-		}{sw.Reference, sw.Estimates, rows, failed, suiteFamilies(rows)}); err != nil {
+			Reference string `json:"reference"`
+			Estimates string `json:"estimates"`
+			// The replicas each row's replicated verdict is over, and how
+			// far they depart from the workload: none without --replicas.
+			Replicas       int           `json:"replicas,omitempty"`
+			PerturbedShare float64       `json:"perturbed_share,omitempty"`
+			PerturbedMostS int64         `json:"perturbed_most_s,omitempty"`
+			Rows           []suiteRow    `json:"rows"`
+			Failed         int           `json:"failed"`
+			Families       []suiteFamily `json:"families"`
+		}{sw.Reference, sw.Estimates, sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS, rows, failed, suiteFamilies(rows)}); err != nil {
 			return err
 		}
 	} else if err := writeSuiteTable(cmd.OutOrStdout(), sw, rows); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim"
 	"github.com/huitian/huitian/sim/trace"
 )
 
@@ -48,13 +49,20 @@ func TestSuiteSlice(t *testing.T) {
 		t.Fatalf("suite: %v\n%s", err, stderr)
 	}
 	var got struct {
-		Reference string     `json:"reference"`
-		Estimates string     `json:"estimates"`
-		Rows      []suiteRow `json:"rows"`
-		Failed    int        `json:"failed"`
+		Reference      string     `json:"reference"`
+		Estimates      string     `json:"estimates"`
+		Replicas       int        `json:"replicas"`
+		PerturbedShare float64    `json:"perturbed_share"`
+		PerturbedMostS int64      `json:"perturbed_most_s"`
+		Rows           []suiteRow `json:"rows"`
+		Failed         int        `json:"failed"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if got.Replicas != 5 || got.PerturbedShare != sim.PerturbShare || got.PerturbedMostS != sim.PerturbMost {
+		t.Errorf("the suite says its rows are over %d replicas moving %v of the jobs by up to %d s, want 5, %v and %d",
+			got.Replicas, got.PerturbedShare, got.PerturbedMostS, sim.PerturbShare, sim.PerturbMost)
 	}
 	if got.Reference != "easy" || got.Estimates != "user" || len(got.Rows) != 6 {
 		t.Fatalf("reference %q, estimates %q, %d rows; want easy, user and 2 traces × (2 policies and the control)", got.Reference, got.Estimates, len(got.Rows))
