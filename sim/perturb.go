@@ -49,18 +49,12 @@ func (p Perturbation) Validate() error {
 }
 
 // Perturb returns replica seed of jobs (sorted by submit, as trace
-// readers return them) under the default perturbation (PerturbBy).
-func Perturb(jobs []trace.Job, seed uint64) []trace.Job {
-	return PerturbBy(jobs, seed, DefaultPerturbation())
-}
-
-// PerturbBy returns replica seed of jobs (sorted by submit, as trace
 // readers return them): seed 0 is jobs itself; any other seed a copy in
 // which each job, with probability p.Share, is submitted 1 to p.Most
 // seconds later, drawn from a generator seeded with seed, sorted by
 // submit again (ties in their order before). jobs is not modified; p must
 // be valid.
-func PerturbBy(jobs []trace.Job, seed uint64, p Perturbation) []trace.Job {
+func Perturb(jobs []trace.Job, seed uint64, p Perturbation) []trace.Job {
 	if seed == 0 {
 		return jobs
 	}

@@ -35,17 +35,14 @@ func TestPerturbMovesSomeSubmitsLater(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		got := PerturbBy(jobs, seed, p)
-		if p == DefaultPerturbation() && !slices.Equal(got, Perturb(jobs, seed)) {
-			t.Fatal("Perturb is not PerturbBy with the default")
-		}
+		got := Perturb(jobs, seed, p)
 		if !slices.Equal(jobs, orig) {
 			t.Fatal("Perturb modified its input")
 		}
-		if again := PerturbBy(jobs, seed, p); !slices.Equal(got, again) {
+		if again := Perturb(jobs, seed, p); !slices.Equal(got, again) {
 			t.Fatal("the same seed gave two replicas")
 		}
-		if same := PerturbBy(jobs, 0, p); !slices.Equal(same, jobs) {
+		if same := Perturb(jobs, 0, p); !slices.Equal(same, jobs) {
 			t.Fatal("seed 0 is not the jobs themselves")
 		}
 		if len(got) != n {
@@ -91,7 +88,7 @@ func TestPerturbMovesAboutItsShare(t *testing.T) {
 		jobs[i] = trace.Job{ID: fmt.Sprint(i), Submit: int64(i) * 1000, Runtime: 1}
 	}
 	moved := 0
-	for _, j := range Perturb(jobs, 7) {
+	for _, j := range Perturb(jobs, 7, DefaultPerturbation()) {
 		var i int64
 		fmt.Sscan(j.ID, &i)
 		if j.Submit != i*1000 {

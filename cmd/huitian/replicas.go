@@ -49,14 +49,14 @@ type replicaMeasure struct {
 }
 
 // runReplicas replays the trace and f.replicas-1 replicas of it
-// (sim.PerturbBy, seeds 1…) under every policy, all in parallel, and writes
+// (sim.Perturb, seeds 1…) under every policy, all in parallel, and writes
 // each policy's ratios to the reference over the replicas.
 func runReplicas(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, cfg sim.Config, format string, lay *model.Layout) error {
 	ref := slices.IndexFunc(runs, func(pr policyRun) bool { return pr.name == f.reference })
 	ws := make([]sim.WhatIf, f.replicas)
 	for r := range ws {
 		ws[r] = sim.WhatIf{
-			Jobs:       sim.PerturbBy(tr.Jobs, uint64(r), f.perturbation()),
+			Jobs:       sim.Perturb(tr.Jobs, uint64(r), f.perturbation()),
 			NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(f.cluster, tr.MaxCards) },
 			Config:     cfg,
 		}

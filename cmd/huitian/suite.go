@@ -119,7 +119,7 @@ type suiteSweep struct {
 	// Depth changes the runs without showing in the rows.
 	Depth int `json:"depth"`
 	// Replicas is how many replicas of each workload were replayed
-	// (--replicas: the workload and Replicas−1 copies with sim.PerturbBy's
+	// (--replicas: the workload and Replicas−1 copies with sim.Perturb's
 	// seeds 1…); 0 is the workload alone. The results list each workload's
 	// replicas in turn. PerturbedShare and PerturbedMostS are how far the
 	// copies depart from the workload (--replica-share, --replica-delay).
@@ -304,7 +304,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 		for r := range reps {
 			i := w*reps + r
 			ws[i] = sim.WhatIf{
-				Jobs:       sim.PerturbBy(wl.tr.Jobs, uint64(r), f.perturbation()),
+				Jobs:       sim.Perturb(wl.tr.Jobs, uint64(r), f.perturbation()),
 				NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(wl.cluster, wl.tr.MaxCards) },
 				Config:     sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit},
 			}

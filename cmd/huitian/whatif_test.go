@@ -298,23 +298,9 @@ func TestWhatifPlacementSuffix(t *testing.T) {
 	if _, err := parsePolicies("easy+tight", 0); err == nil || !strings.Contains(err.Error(), "+aligned") {
 		t.Errorf("easy+tight: %v, want an unknown policy naming the suffixes", err)
 	}
-	out, stderr, err := runCLI(t, "whatif", "--trace", "synth:jobs=4000,seed=3,load=0.9", "--cluster", "hgx:8",
-		"--policy", "easy,easy+bestfit,easy+aligned,huitian-greedy,huitian-greedy+aligned", "--json")
-	if err != nil {
-		t.Fatalf("whatif: %v\n%s", err, stderr)
-	}
-	var got struct {
-		Results []struct {
-			Policy  string  `json:"policy"`
-			AvgWait float64 `json:"avg_wait_s"`
-			AvgBSLD float64 `json:"avg_bsld"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 5 {
-		t.Fatalf("results %+v: %v", got.Results, err)
-	}
-	r := got.Results
-	same := func(a, b int) bool { return r[a].AvgWait == r[b].AvgWait && r[a].AvgBSLD == r[b].AvgBSLD }
+	r := whatifResults(t, 5, "--trace", "synth:jobs=4000,seed=3,load=0.9", "--cluster", "hgx:8",
+		"--policy", "easy,easy+bestfit,easy+aligned,huitian-greedy,huitian-greedy+aligned")
+	same := func(a, b int) bool { return r[a].sameRun(r[b]) }
 	if !same(0, 1) || !same(3, 4) {
 		t.Errorf("a suffix that names the default changed the run: %+v", r)
 	}
@@ -359,23 +345,9 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 	if err := os.WriteFile(head, swfHead(t, kth, 2000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, err := runCLI(t, "whatif", "--trace", head, "--filter", "strong", "--cluster", "flat:80",
-		"--policy", "easy,huitian-greedy,huitian-greedy+onenode", "--json")
-	if err != nil {
-		t.Fatalf("whatif: %v\n%s", err, stderr)
-	}
-	var got struct {
-		Results []struct {
-			Policy  string  `json:"policy"`
-			AvgWait float64 `json:"avg_wait_s"`
-			AvgBSLD float64 `json:"avg_bsld"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 3 {
-		t.Fatalf("results %+v: %v", got.Results, err)
-	}
-	r := got.Results
-	same := func(a, b int) bool { return r[a].AvgWait == r[b].AvgWait && r[a].AvgBSLD == r[b].AvgBSLD }
+	r := whatifResults(t, 3, "--trace", head, "--filter", "strong", "--cluster", "flat:80",
+		"--policy", "easy,huitian-greedy,huitian-greedy+onenode")
+	same := func(a, b int) bool { return r[a].sameRun(r[b]) }
 	if same(0, 1) {
 		t.Errorf("huitian-greedy ran as EASY on KTH-SP2's first 2,000 jobs: %+v", r)
 	}
@@ -384,18 +356,43 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 	}
 	// Lublin-256 at its own size is saturated throughout: huitian-greedy
 	// lends nothing beyond EASY and runs as EASY does; +nosat lends.
-	out, stderr, err = runCLI(t, "whatif", "--trace", filepath.Join(dir, "swf-Lublin-synthetic-rlscheduler", "lublin_256.swf.gz"),
-		"--cluster", "flat", "--policy", "easy,huitian-greedy,huitian-greedy+nosat", "--json")
-	if err != nil {
-		t.Fatalf("whatif: %v\n%s", err, stderr)
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 3 {
-		t.Fatalf("results %+v: %v", got.Results, err)
-	}
-	r = got.Results
+	r = whatifResults(t, 3, "--trace", filepath.Join(dir, "swf-Lublin-synthetic-rlscheduler", "lublin_256.swf.gz"),
+		"--cluster", "flat", "--policy", "easy,huitian-greedy,huitian-greedy+nosat")
 	if !same(0, 1) || same(0, 2) {
 		t.Errorf("Lublin-256: want huitian-greedy as EASY and +nosat apart: %+v", r)
 	}
+}
+
+// whatifResult is one policy's figures in whatif's JSON, as the tests
+// compare them.
+type whatifResult struct {
+	Policy  string  `json:"policy"`
+	AvgWait float64 `json:"avg_wait_s"`
+	P95Wait float64 `json:"p95_wait_s"`
+	AvgBSLD float64 `json:"avg_bsld"`
+}
+
+// sameRun: two runs whose average wait and bounded slowdown agree to the
+// last digit planned alike.
+func (a whatifResult) sameRun(b whatifResult) bool {
+	return a.AvgWait == b.AvgWait && a.AvgBSLD == b.AvgBSLD
+}
+
+// whatifResults runs whatif args --json and returns its n results, one
+// per policy in order, failing the test otherwise.
+func whatifResults(t *testing.T, n int, args ...string) []whatifResult {
+	t.Helper()
+	out, stderr, err := runCLI(t, append(append([]string{"whatif"}, args...), "--json")...)
+	if err != nil {
+		t.Fatalf("whatif: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Results []whatifResult `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != n {
+		t.Fatalf("results %+v: %v", got.Results, err)
+	}
+	return got.Results
 }
 
 // swfHead returns a gzipped SWF file's header and its first n records.
@@ -442,21 +439,8 @@ func TestWhatifReplicas(t *testing.T) {
 	if got.Replicas != 4 || got.Reference != "easy" || len(got.Policies) != 1 || got.Policies[0].Policy != "fcfs" {
 		t.Fatalf("replicas %d, reference %q, policies %+v", got.Replicas, got.Reference, got.Policies)
 	}
-	plain, stderr, err := runCLI(t, append(args, "--json")...)
-	if err != nil {
-		t.Fatalf("whatif: %v\n%s", err, stderr)
-	}
-	var one struct {
-		Results []struct {
-			AvgWait float64 `json:"avg_wait_s"`
-			P95Wait float64 `json:"p95_wait_s"`
-			AvgBSLD float64 `json:"avg_bsld"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal([]byte(plain), &one); err != nil {
-		t.Fatal(err)
-	}
-	easy, fcfs := one.Results[0], one.Results[1]
+	one := whatifResults(t, 2, args[1:]...)
+	easy, fcfs := one[0], one[1]
 	want := map[string]float64{"avg wait": fcfs.AvgWait / easy.AvgWait, "p95 wait": fcfs.P95Wait / easy.P95Wait, "avg bsld": fcfs.AvgBSLD / easy.AvgBSLD}
 	differ := false
 	for _, m := range got.Policies[0].Measures {
