@@ -126,6 +126,9 @@ type suiteSweep struct {
 	Replicas       int     `json:"replicas,omitempty"`
 	PerturbedShare float64 `json:"perturbed_share,omitempty"`
 	PerturbedMostS int64   `json:"perturbed_most_s,omitempty"`
+	// UsersDropped says every workload's user ids were dropped (--users
+	// drop).
+	UsersDropped bool `json:"users_dropped,omitempty"`
 }
 
 // replicasOf is how many runs of each workload a sweep holds.
@@ -288,7 +291,8 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	}
 
 	// 2. The workloads, each at every load.
-	wls, err := suiteWorkloads(dir, s, loads, seeds, stderr)
+	drop, _ := f.dropUsers()
+	wls, err := suiteWorkloads(dir, s, loads, seeds, drop, stderr)
 	if err != nil {
 		return exitWith(2, err)
 	}
@@ -336,7 +340,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	if err != nil {
 		return err
 	}
-	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit, Depth: f.depth}
+	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit, Depth: f.depth, UsersDropped: drop}
 	if reps > 1 {
 		p := f.perturbation()
 		sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS = reps, p.Share, p.Most
@@ -402,10 +406,11 @@ func writeSuite(cmd *cobra.Command, asJSON bool, sw *suiteSweep, results [][]*si
 			Replicas       int           `json:"replicas,omitempty"`
 			PerturbedShare float64       `json:"perturbed_share,omitempty"`
 			PerturbedMostS int64         `json:"perturbed_most_s,omitempty"`
+			UsersDropped   bool          `json:"users_dropped,omitempty"`
 			Rows           []suiteRow    `json:"rows"`
 			Failed         int           `json:"failed"`
 			Families       []suiteFamily `json:"families"`
-		}{sw.Reference, sw.Estimates, sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS, rows, failed, suiteFamilies(rows)}); err != nil {
+		}{sw.Reference, sw.Estimates, sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS, sw.UsersDropped, rows, failed, suiteFamilies(rows)}); err != nil {
 			return err
 		}
 	} else if err := writeSuiteTable(cmd.OutOrStdout(), sw, rows); err != nil {
@@ -542,7 +547,7 @@ func (s *suiteFlags) matches(name, skip string) bool {
 
 // suiteWorkloads reads the selected traces and makes the synthetic
 // workloads, each at every load.
-func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, log io.Writer) ([]suiteWorkload, error) {
+func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, dropUsers bool, log io.Writer) ([]suiteWorkload, error) {
 	var out []suiteWorkload
 	swfs, err := swfTraces(dir)
 	if err != nil {
@@ -566,6 +571,9 @@ func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, 
 		if s.jobs > 0 && s.jobs < len(tr.Jobs) {
 			tr.Jobs = tr.Jobs[:s.jobs]
 		}
+		if dropUsers {
+			tr.DropUsers()
+		}
 		if len(tr.Jobs) == 0 {
 			return nil, fmt.Errorf("--traces: %s: no jobs to replay", fl.rel)
 		}
@@ -588,6 +596,9 @@ func suiteWorkloads(dir string, s *suiteFlags, loads []float64, seeds []uint64, 
 				tr, err := trace.Synth(so)
 				if err != nil {
 					return nil, fmt.Errorf("--suite-synth-jobs: %w", err)
+				}
+				if dropUsers {
+					tr.DropUsers()
 				}
 				name := fmt.Sprintf("synth:jobs=%d,seed=%d", s.synthJobs, seed)
 				out = append(out, suiteWorkload{name: name, load: l, cluster: fmt.Sprintf("hgx:%d", suiteSynthNodes), compress: 1, tr: tr})
@@ -705,8 +716,12 @@ func atMost(a, b float64) bool { return a <= b+1e-9*max(1, math.Abs(b)) }
 
 func writeSuiteTable(w io.Writer, sw *suiteSweep, rows []suiteRow) error {
 	reference := sw.Reference
-	fmt.Fprintf(w, "targets against %s on the same run: (a) largest size class mean and p95 wait ≤ ×%.2f on the same jobs; (b) avg bounded slowdown ≤ %s's; (c) backfill completion ≥ %.2f; (d) lost ≤ %.0f%% of busy card-seconds\n\n",
+	fmt.Fprintf(w, "targets against %s on the same run: (a) largest size class mean and p95 wait ≤ ×%.2f on the same jobs; (b) avg bounded slowdown ≤ %s's; (c) backfill completion ≥ %.2f; (d) lost ≤ %.0f%% of busy card-seconds\n",
 		reference, suiteSlack, reference, suiteCompletion, 100*suiteLost)
+	if sw.UsersDropped {
+		fmt.Fprintln(w, "every job's user id dropped (--users drop)")
+	}
+	fmt.Fprintln(w)
 	reps := 0
 	for _, r := range rows {
 		if r.Replicated != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -222,6 +223,7 @@ func TestSuiteBadFlags(t *testing.T) {
 		{"--replicas", "1"},
 		{"--replicas", "-3"},
 		{"--load", "0.9"},
+		{"--users", "none"},
 	} {
 		_, _, err := runCLI(t, append([]string{"whatif", "--suite"}, args...)...)
 		var ee *exitError
@@ -313,6 +315,37 @@ func TestSuiteSelection(t *testing.T) {
 		}
 		if got := s.selected("synth"); got != tc.synthW {
 			t.Errorf("--suite-traces %q: synthetic workloads selected %v, want %v", tc.only, got, tc.synthW)
+		}
+	}
+}
+
+// TestSuiteUsersDrop: --users drop reaches every workload of the suite,
+// traces and synthetic alike, and leaves them be without it (the Philly
+// VC trace records no users to drop).
+func TestSuiteUsersDrop(t *testing.T) {
+	dir, err := tracesDir(suiteDefaultTraces)
+	if err != nil {
+		t.Skipf("the shared traces are not here (%v)", err)
+	}
+	s := &suiteFlags{only: "hpc2n,synth", jobs: 300, synthJobs: 300}
+	for _, drop := range []bool{false, true} {
+		wls, err := suiteWorkloads(dir, s, []float64{0.9}, []uint64{1}, drop, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(wls) != 2 {
+			t.Fatalf("%d workloads, want HPC2N and one synthetic", len(wls))
+		}
+		for _, wl := range wls {
+			users := 0
+			for _, j := range wl.tr.Jobs {
+				if j.Spec.User != "" {
+					users++
+				}
+			}
+			if (users == 0) != drop {
+				t.Errorf("drop %v: %s has %d of %d jobs with a user", drop, wl.name, users, len(wl.tr.Jobs))
+			}
 		}
 	}
 }

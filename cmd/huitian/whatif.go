@@ -37,7 +37,9 @@ type whatifFlags struct {
 	jobsDir, reportDir                                                     string
 	pair, pairLog                                                          string
 	ties                                                                   string
-	replicas                                                               int
+	// users is --users: keep, or drop every job's user id (dropUsers).
+	users    string
+	replicas int
 	// replicaShare and replicaDelay are --replica-share and
 	// --replica-delay: how far a replica departs from its trace.
 	replicaShare float64
@@ -47,6 +49,23 @@ type whatifFlags struct {
 	// shard is --shard (i/n, "" for the whole sweep), shardOut --shard-out.
 	shard, shardOut string
 	prof            profiling // --cpuprofile, --memprofile
+}
+
+// The values of --users.
+const (
+	usersKeep = "keep"
+	usersDrop = "drop"
+)
+
+// dropUsers reads --users: whether to drop every job's user id.
+func (f *whatifFlags) dropUsers() (bool, error) {
+	switch f.users {
+	case usersKeep:
+		return false, nil
+	case usersDrop:
+		return true, nil
+	}
+	return false, fmt.Errorf("--users: %q: want %s or %s", f.users, usersKeep, usersDrop)
 }
 
 // policyRun is one policy to simulate.
@@ -155,6 +174,7 @@ a miss is beyond chance: the mean less t standard errors (Student's t at
 	fl.IntVar(&f.depth, "depth", 0, "reservation depth of hybrid (0: its default)")
 	fl.StringVar(&f.estimates, "estimates", "user", "runtime estimates the planner gets: user (the trace's limits) or exact (actual runtimes)")
 	fl.StringVar(&f.filter, "filter", "", `SWF record filter: "" or strong (predictsim's)`)
+	fl.StringVar(&f.users, "users", usersKeep, "user ids: keep, or drop every job's (a log that records none: the estimators get no user's own history)")
 	fl.BoolVar(&f.killAtLimit, "kill-at-limit", true, "kill a job at its limit; false lets it run to its recorded end")
 	fl.DurationVar(&f.interval, "interval", 0, "also plan every interval (whole seconds); 0 plans on arrivals and completions only")
 	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator); interval: only every --interval, as a timer-driven backfill scheduler")
@@ -270,6 +290,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	if err := f.checkPerturbation(cmd); err != nil {
 		return exitWith(2, err)
 	}
+	if _, err := f.dropUsers(); err != nil {
+		return exitWith(2, err)
+	}
 	if f.suite.on {
 		return runSuite(cmd, f, shard)
 	}
@@ -351,6 +374,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	tr, err := trace.Open(spec, format, trace.Options{Filter: f.filter})
 	if err != nil {
 		return exitWith(2, err)
+	}
+	if drop, _ := f.dropUsers(); drop {
+		tr.DropUsers()
 	}
 	fmt.Fprintf(stderr, "trace: %s (%s): %d jobs of %d records read in %.1f s; dropped: %s\n",
 		spec, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), trace.DroppedSummary(tr.Dropped))
@@ -563,14 +589,16 @@ type whatifOutput struct {
 }
 
 type traceInfo struct {
-	Path     string         `json:"path"`
-	Format   string         `json:"format"`
-	Filter   string         `json:"filter,omitempty"`
-	Jobs     int            `json:"jobs"`
-	Records  int            `json:"records"`
-	MaxCards int            `json:"max_cards"`
-	Dropped  map[string]int `json:"dropped"`
-	Notes    []string       `json:"notes"`
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	Filter string `json:"filter,omitempty"`
+	// UsersDropped says every job's user id was dropped (--users drop).
+	UsersDropped bool           `json:"users_dropped,omitempty"`
+	Jobs         int            `json:"jobs"`
+	Records      int            `json:"records"`
+	MaxCards     int            `json:"max_cards"`
+	Dropped      map[string]int `json:"dropped"`
+	Notes        []string       `json:"notes"`
 }
 
 type clusterInfo struct {
@@ -581,7 +609,8 @@ type clusterInfo struct {
 
 // newTraceInfo describes the trace a whatif run replays.
 func newTraceInfo(f *whatifFlags, format string, tr *trace.Trace) traceInfo {
-	return traceInfo{Path: f.trace, Format: format, Filter: f.filter, Jobs: len(tr.Jobs), Records: tr.Records,
+	drop, _ := f.dropUsers()
+	return traceInfo{Path: f.trace, Format: format, Filter: f.filter, UsersDropped: drop, Jobs: len(tr.Jobs), Records: tr.Records,
 		MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes}
 }
 

@@ -363,6 +363,51 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 	}
 }
 
+// TestWhatifUsersDrop: --users drop replays a trace as a log without user
+// ids. On KTH-SP2's first 2,000 jobs on 80 processors huitian-greedy lends
+// beyond EASY on its users' own histories (TestWhatifOneNodeSuffix); with
+// the ids dropped every job falls back to the history of all users, whose
+// error is too high to lend on, and it runs as EASY does.
+func TestWhatifUsersDrop(t *testing.T) {
+	dir, err := tracesDir(suiteDefaultTraces)
+	if err != nil {
+		t.Skipf("the shared traces are not here (%v)", err)
+	}
+	head := filepath.Join(t.TempDir(), "kth2000.swf")
+	if err := os.WriteFile(head, swfHead(t, filepath.Join(dir, "swf-KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz"), 2000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"whatif", "--trace", head, "--filter", "strong", "--cluster", "flat:80", "--policy", "easy,huitian-greedy", "--json"}
+	for _, users := range []string{"keep", "drop"} {
+		out, stderr, err := runCLI(t, append(args, "--users", users)...)
+		if err != nil {
+			t.Fatalf("--users %s: %v\n%s", users, err, stderr)
+		}
+		var got struct {
+			Trace struct {
+				UsersDropped bool     `json:"users_dropped"`
+				Notes        []string `json:"notes"`
+			} `json:"trace"`
+			Results []whatifResult `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Results) != 2 {
+			t.Fatalf("--users %s: results %+v: %v", users, got.Results, err)
+		}
+		drop := users == "drop"
+		if got.Trace.UsersDropped != drop || slices.Contains(got.Trace.Notes, "user ids dropped: 2000 of 2000 jobs had one") != drop {
+			t.Errorf("--users %s: trace says users_dropped %v, notes %q", users, got.Trace.UsersDropped, got.Trace.Notes)
+		}
+		if same := got.Results[0].sameRun(got.Results[1]); same != drop {
+			t.Errorf("--users %s: huitian-greedy ran as EASY: %v, want %v (%+v)", users, same, drop, got.Results)
+		}
+	}
+	_, _, err = runCLI(t, append(args, "--users", "none")...)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "--users") {
+		t.Errorf("--users none: %v, want exit status 2 naming --users", err)
+	}
+}
+
 // whatifResult is one policy's figures in whatif's JSON, as the tests
 // compare them.
 type whatifResult struct {

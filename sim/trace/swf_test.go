@@ -247,3 +247,32 @@ func TestLimitFor(t *testing.T) {
 		}
 	}
 }
+
+func TestDropUsers(t *testing.T) {
+	in := swfHeader + swfLine(1, 0, 60, 4, 4, 120, 7) + swfLine(2, 5, 60, 2, 2, 120, -1) + swfLine(3, 9, 30, 1, 1, 60, 8)
+	tr, err := ReadSWF(strings.NewReader(in), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := *tr
+	before.Jobs = append([]Job(nil), tr.Jobs...)
+	if tr.Jobs[0].Spec.User == "" || tr.Jobs[2].Spec.User == "" {
+		t.Fatalf("users before = %q, %q: the test wants jobs 1 and 3 to have one", tr.Jobs[0].Spec.User, tr.Jobs[2].Spec.User)
+	}
+	tr.DropUsers()
+	for i, j := range tr.Jobs {
+		if j.Spec.User != "" {
+			t.Errorf("job %s: user %q after DropUsers", j.ID, j.Spec.User)
+		}
+		// Nothing but the user changes.
+		want := before.Jobs[i]
+		want.Spec.User = ""
+		if diff := cmp.Diff(want, j); diff != "" {
+			t.Errorf("job %s changed beyond its user (-want +got):\n%s", j.ID, diff)
+		}
+	}
+	checkTrace(t, tr, true)
+	if got, want := tr.Notes[len(tr.Notes)-1], "user ids dropped: 2 of 3 jobs had one"; got != want {
+		t.Errorf("note = %q, want %q", got, want)
+	}
+}

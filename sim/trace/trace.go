@@ -272,6 +272,20 @@ func (t *Trace) notef(format string, args ...any) {
 	t.Notes = append(t.Notes, fmt.Sprintf(format, args...))
 }
 
+// DropUsers clears every job's user, as in a log that records none: the
+// estimators then have no user's own history to go on (a class, where the
+// trace gives one, stays). It notes how many jobs had one.
+func (t *Trace) DropUsers() {
+	n := 0
+	for i := range t.Jobs {
+		if t.Jobs[i].Spec.User != "" {
+			t.Jobs[i].Spec.User = ""
+			n++
+		}
+	}
+	t.notef("user ids dropped: %d of %d jobs had one", n, len(t.Jobs))
+}
+
 // SortBySubmit orders jobs by submit time, ties in their order before: the
 // order Trace.Jobs is in.
 func SortBySubmit(jobs []Job) {
