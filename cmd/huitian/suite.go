@@ -129,6 +129,28 @@ type suiteSweep struct {
 	// UsersDropped says every workload's user ids were dropped (--users
 	// drop).
 	UsersDropped bool `json:"users_dropped,omitempty"`
+	// Cycles says when the planner was called, where not the default (one
+	// cycle per event time, queue ties by id).
+	Cycles *suiteCycles `json:"cycles,omitempty"`
+}
+
+// suiteCycles is a suite's --cycles, --interval and --ties.
+type suiteCycles struct {
+	Cycles    string `json:"cycles"`
+	IntervalS int64  `json:"interval_s"`
+	Ties      string `json:"ties"`
+}
+
+// String says it in the table's words.
+func (c *suiteCycles) String() string {
+	s := "cycles " + c.Cycles
+	switch {
+	case c.Cycles == sim.CyclesInterval.String():
+		s = fmt.Sprintf("cycles only every %d s", c.IntervalS)
+	case c.IntervalS > 0:
+		s += fmt.Sprintf(", and every %d s", c.IntervalS)
+	}
+	return s + ", queue ties by " + c.Ties
 }
 
 // replicasOf is how many runs of each workload a sweep holds.
@@ -265,9 +287,9 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	if ref < 0 {
 		return exitWith(2, fmt.Errorf("--reference: %s is not among the suite's policies (%s)", f.reference, policies))
 	}
-	est, err := sim.ParseEstimates(f.estimates)
+	cfg, err := f.simConfig()
 	if err != nil {
-		return exitWith(2, fmt.Errorf("--estimates: %w", err))
+		return exitWith(2, err)
 	}
 	loads, err := parseLoads(s.loads)
 	if err != nil {
@@ -310,7 +332,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 			ws[i] = sim.WhatIf{
 				Jobs:       sim.Perturb(wl.tr.Jobs, uint64(r), f.perturbation()),
 				NewCluster: func() (*model.Cluster, error) { return sim.ParseCluster(wl.cluster, wl.tr.MaxCards) },
-				Config:     sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit},
+				Config:     cfg,
 			}
 			for _, pr := range runs {
 				ws[i].Policies = append(ws[i].Policies, simPolicy(pr))
@@ -340,7 +362,10 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	if err != nil {
 		return err
 	}
-	sw := &suiteSweep{Reference: runs[ref].name, Estimates: est.String(), KillAtLimit: f.killAtLimit, Depth: f.depth, UsersDropped: drop}
+	sw := &suiteSweep{Reference: runs[ref].name, Estimates: cfg.Estimates.String(), KillAtLimit: f.killAtLimit, Depth: f.depth, UsersDropped: drop}
+	if cfg.Cycles != (sim.Config{}).Cycles || cfg.Interval != 0 || cfg.Ties != (sim.Config{}).Ties {
+		sw.Cycles = &suiteCycles{Cycles: cfg.Cycles.String(), IntervalS: int64(cfg.Interval / time.Second), Ties: cfg.Ties.String()}
+	}
 	if reps > 1 {
 		p := f.perturbation()
 		sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS = reps, p.Share, p.Most
@@ -407,10 +432,11 @@ func writeSuite(cmd *cobra.Command, asJSON bool, sw *suiteSweep, results [][]*si
 			PerturbedShare float64       `json:"perturbed_share,omitempty"`
 			PerturbedMostS int64         `json:"perturbed_most_s,omitempty"`
 			UsersDropped   bool          `json:"users_dropped,omitempty"`
+			Cycles         *suiteCycles  `json:"cycles,omitempty"`
 			Rows           []suiteRow    `json:"rows"`
 			Failed         int           `json:"failed"`
 			Families       []suiteFamily `json:"families"`
-		}{sw.Reference, sw.Estimates, sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS, sw.UsersDropped, rows, failed, suiteFamilies(rows)}); err != nil {
+		}{sw.Reference, sw.Estimates, sw.Replicas, sw.PerturbedShare, sw.PerturbedMostS, sw.UsersDropped, sw.Cycles, rows, failed, suiteFamilies(rows)}); err != nil {
 			return err
 		}
 	} else if err := writeSuiteTable(cmd.OutOrStdout(), sw, rows); err != nil {
@@ -720,6 +746,9 @@ func writeSuiteTable(w io.Writer, sw *suiteSweep, rows []suiteRow) error {
 		reference, suiteSlack, reference, suiteCompletion, 100*suiteLost)
 	if sw.UsersDropped {
 		fmt.Fprintln(w, "every job's user id dropped (--users drop)")
+	}
+	if sw.Cycles != nil {
+		fmt.Fprintln(w, sw.Cycles)
 	}
 	fmt.Fprintln(w)
 	reps := 0

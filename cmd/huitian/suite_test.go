@@ -224,6 +224,9 @@ func TestSuiteBadFlags(t *testing.T) {
 		{"--replicas", "-3"},
 		{"--load", "0.9"},
 		{"--users", "none"},
+		{"--cycles", "sometimes"},
+		{"--cycles", "interval"},
+		{"--ties", "luck"},
 	} {
 		_, _, err := runCLI(t, append([]string{"whatif", "--suite"}, args...)...)
 		var ee *exitError
@@ -346,6 +349,53 @@ func TestSuiteUsersDrop(t *testing.T) {
 			if (users == 0) != drop {
 				t.Errorf("drop %v: %s has %d of %d jobs with a user", drop, wl.name, users, len(wl.tr.Jobs))
 			}
+		}
+	}
+}
+
+// TestSuiteCycles: the suite replays its workloads with --cycles,
+// --interval and --ties as one replay does, and says so; by default it
+// says nothing of them.
+func TestSuiteCycles(t *testing.T) {
+	if _, err := tracesDir(suiteDefaultTraces); err != nil {
+		t.Skipf("the shared traces are not here (%v)", err)
+	}
+	type out struct {
+		Cycles *suiteCycles `json:"cycles"`
+		Rows   []suiteRow   `json:"rows"`
+	}
+	run := func(extra ...string) out {
+		t.Helper()
+		args := append([]string{"whatif", "--suite", "--suite-traces", "hpc2n", "--suite-loads", "0.9", "--suite-jobs", "300",
+			"--suite-control=false", "--policy", "easy,huitian-greedy", "--json"}, extra...)
+		stdout, stderr, err := runCLI(t, args...)
+		var ee *exitError
+		if err != nil && !(errors.As(err, &ee) && ee.code == 1) {
+			t.Fatalf("%q: %v\n%s", extra, err, stderr)
+		}
+		var o out
+		if err := json.Unmarshal([]byte(stdout), &o); err != nil || len(o.Rows) != 1 {
+			t.Fatalf("%q: rows %+v: %v", extra, o.Rows, err)
+		}
+		return o
+	}
+	def := run()
+	if def.Cycles != nil {
+		t.Errorf("default: cycles %+v, want none said", def.Cycles)
+	}
+	for _, tc := range []struct {
+		args []string
+		want suiteCycles
+	}{
+		{[]string{"--cycles", "interval", "--interval", "300s"}, suiteCycles{Cycles: "interval", IntervalS: 300, Ties: "id"}},
+		{[]string{"--cycles", "per-event", "--ties", "arrival"}, suiteCycles{Cycles: "per-event", Ties: "arrival"}},
+	} {
+		o := run(tc.args...)
+		if o.Cycles == nil || *o.Cycles != tc.want {
+			t.Errorf("%q: cycles %+v, want %+v", tc.args, o.Cycles, tc.want)
+		}
+		if o.Rows[0].CyclesReplayed == def.Rows[0].CyclesReplayed {
+			t.Errorf("%q: %d cycles, as many as by default: the flags did not reach the replays", tc.args, o.Rows[0].CyclesReplayed)
 		}
 	}
 }

@@ -51,6 +51,37 @@ type whatifFlags struct {
 	prof            profiling // --cpuprofile, --memprofile
 }
 
+// simConfig reads the flags that say how a replay runs (--estimates,
+// --kill-at-limit, --cycles, --interval, --ties): one run's, the
+// replicas' and the suite's alike.
+func (f *whatifFlags) simConfig() (sim.Config, error) {
+	est, err := sim.ParseEstimates(f.estimates)
+	if err != nil {
+		return sim.Config{}, fmt.Errorf("--estimates: %w", err)
+	}
+	var cycles sim.Cycles
+	switch f.cycles {
+	case "per-time":
+	case "per-event", "pyss":
+		cycles = sim.CyclesPerEvent
+	case "interval":
+		cycles = sim.CyclesInterval
+		if f.interval <= 0 {
+			return sim.Config{}, errors.New("--cycles interval: give --interval")
+		}
+	default:
+		return sim.Config{}, fmt.Errorf("--cycles: %q: want per-time, per-event or interval", f.cycles)
+	}
+	ties, err := sim.ParseTies(f.ties)
+	if err != nil {
+		return sim.Config{}, fmt.Errorf("--ties: %w", err)
+	}
+	if f.interval < 0 || f.interval%time.Second != 0 {
+		return sim.Config{}, fmt.Errorf("--interval: %v: want whole seconds ≥ 0", f.interval)
+	}
+	return sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit, Interval: f.interval, Cycles: cycles, Ties: ties}, nil
+}
+
 // The values of --users.
 const (
 	usersKeep = "keep"
@@ -333,29 +364,9 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	if f.pair != "" && len(runs) != 2 {
 		return exitWith(2, fmt.Errorf("--pair: %q: want two policies, LEAD,SHADOW", f.pair))
 	}
-	est, err := sim.ParseEstimates(f.estimates)
+	cfg, err := f.simConfig()
 	if err != nil {
-		return exitWith(2, fmt.Errorf("--estimates: %w", err))
-	}
-	var cycles sim.Cycles
-	switch f.cycles {
-	case "per-time":
-	case "per-event", "pyss":
-		cycles = sim.CyclesPerEvent
-	case "interval":
-		cycles = sim.CyclesInterval
-		if f.interval <= 0 {
-			return exitWith(2, errors.New("--cycles interval: give --interval"))
-		}
-	default:
-		return exitWith(2, fmt.Errorf("--cycles: %q: want per-time, per-event or interval", f.cycles))
-	}
-	ties, err := sim.ParseTies(f.ties)
-	if err != nil {
-		return exitWith(2, fmt.Errorf("--ties: %w", err))
-	}
-	if f.interval < 0 || f.interval%time.Second != 0 {
-		return exitWith(2, fmt.Errorf("--interval: %v: want whole seconds ≥ 0", f.interval))
+		return exitWith(2, err)
 	}
 	format, err := traceFormat(f.trace, f.format)
 	if err != nil {
@@ -408,9 +419,8 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	lay := probe.Layout()
 	if f.pair != "" {
-		return runPaired(cmd, f, tr, runs, est, cycles, ties)
+		return runPaired(cmd, f, tr, runs, cfg.Estimates, cfg.Cycles, cfg.Ties)
 	}
-	cfg := sim.Config{Estimates: est, KeepOverrun: !f.killAtLimit, Interval: f.interval, Cycles: cycles, Ties: ties}
 	if f.replicas != 0 {
 		return runReplicas(cmd, f, tr, runs, cfg, format, lay)
 	}
@@ -457,10 +467,10 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	sw := &whatifSweep{
 		Out: whatifOutput{
 			Trace: newTraceInfo(f, format, tr), Cluster: newClusterInfo(f.cluster, lay),
-			Cycles: cycles.String(), Reference: f.reference,
+			Cycles: cfg.Cycles.String(), Reference: f.reference,
 		},
-		Estimates: est.String(), KillAtLimit: f.killAtLimit, IntervalSeconds: int64(f.interval / time.Second),
-		Ties: ties.String(), Depth: f.depth,
+		Estimates: cfg.Estimates.String(), KillAtLimit: f.killAtLimit, IntervalSeconds: int64(f.interval / time.Second),
+		Ties: cfg.Ties.String(), Depth: f.depth,
 	}
 	for _, pr := range runs {
 		sw.Policies = append(sw.Policies, pr.name)
