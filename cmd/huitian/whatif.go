@@ -386,11 +386,12 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	if err != nil {
 		return exitWith(2, err)
 	}
-	if drop, _ := f.dropUsers(); drop {
-		tr.DropUsers()
-	}
 	fmt.Fprintf(stderr, "trace: %s (%s): %d jobs of %d records read in %.1f s; dropped: %s\n",
 		spec, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), trace.DroppedSummary(tr.Dropped))
+	if drop, _ := f.dropUsers(); drop {
+		tr.DropUsers()
+		fmt.Fprintf(stderr, "trace: %s (--users drop)\n", tr.Notes[len(tr.Notes)-1])
+	}
 	if len(tr.Jobs) == 0 {
 		return exitWith(2, fmt.Errorf("--trace: %s: no jobs left to replay", f.trace))
 	}

@@ -397,6 +397,9 @@ func TestWhatifUsersDrop(t *testing.T) {
 		if got.Trace.UsersDropped != drop || slices.Contains(got.Trace.Notes, "user ids dropped: 2000 of 2000 jobs had one") != drop {
 			t.Errorf("--users %s: trace says users_dropped %v, notes %q", users, got.Trace.UsersDropped, got.Trace.Notes)
 		}
+		if said := strings.Contains(stderr, "user ids dropped"); said != drop {
+			t.Errorf("--users %s: stderr says the ids were dropped: %v\n%s", users, said, stderr)
+		}
 		if same := got.Results[0].sameRun(got.Results[1]); same != drop {
 			t.Errorf("--users %s: huitian-greedy ran as EASY: %v, want %v (%+v)", users, same, drop, got.Results)
 		}
