@@ -420,7 +420,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	lay := probe.Layout()
 	if f.pair != "" {
-		return runPaired(cmd, f, tr, runs, cfg.Estimates, cfg.Cycles, cfg.Ties)
+		return runPaired(cmd, f, tr, runs, cfg)
 	}
 	if f.replicas != 0 {
 		return runReplicas(cmd, f, tr, runs, cfg, format, lay)
@@ -802,12 +802,15 @@ func intervalNote(d time.Duration) string {
 
 // runPaired runs --pair: one simulation driven by the first policy, the
 // second planning alongside (sim.Paired).
-func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, est sim.Estimates, cycles sim.Cycles, ties sim.Ties) (err error) {
-	lead, err := solver.New(runs[0].policy, runs[0].depth)
+func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []policyRun, cfg sim.Config) (err error) {
+	// Each planner as a --policy run makes it: with its name's suffixes
+	// (+aligned, +onenode, …) and the control's padded limits.
+	leadPolicy := simPolicy(runs[0])
+	lead, err := leadPolicy.NewPlanner()
 	if err != nil {
 		return err
 	}
-	shadow, err := solver.New(runs[1].policy, runs[1].depth)
+	shadow, err := simPolicy(runs[1]).NewPlanner()
 	if err != nil {
 		return err
 	}
@@ -837,15 +840,8 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 		}()
 	}
 	t0 := time.Now()
-	res, err := sim.Run(cmd.Context(), tr.Jobs, p, sim.Config{
-		Cluster:     c,
-		Options:     model.Options{Policy: runs[0].policy, ReservationDepth: runs[0].depth},
-		Estimates:   est,
-		KeepOverrun: !f.killAtLimit,
-		Interval:    f.interval,
-		Cycles:      cycles,
-		Ties:        ties,
-	})
+	cfg.Cluster, cfg.Options = c, leadPolicy.Options
+	res, err := sim.Run(cmd.Context(), tr.Jobs, p, cfg)
 	if err != nil {
 		return err
 	}
@@ -858,7 +854,7 @@ func runPaired(cmd *cobra.Command, f *whatifFlags, tr *trace.Trace, runs []polic
 			Shadow string          `json:"shadow"`
 			Paired sim.PairedStats `json:"paired"`
 			Run    resultRow       `json:"lead_run"`
-		}{runs[0].name, runs[1].name, p.Stats, toRow(runs[0].name, est, res.Summary, nil, nil)})
+		}{runs[0].name, runs[1].name, p.Stats, toRow(runs[0].name, cfg.Estimates, res.Summary, nil, nil)})
 	}
 	w := cmd.OutOrStdout()
 	st := p.Stats
