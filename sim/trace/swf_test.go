@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -223,6 +225,24 @@ func TestOptionsValidate(t *testing.T) {
 		if _, err := ReadSWF(strings.NewReader(""), o); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
+	}
+}
+
+// TestOpenFilterSWFOnly: the strong filter is the SWF reader's; Open
+// refuses it for another format instead of reading without it.
+func TestOpenFilterSWFOnly(t *testing.T) {
+	for _, format := range []string{"philly", "openb", "csv", "synth"} {
+		_, err := Open("synth:jobs=10", format, Options{Filter: FilterStrong})
+		if err == nil || !strings.Contains(err.Error(), "filter") {
+			t.Errorf("format %s with the strong filter: %v, want an error naming the filter", format, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "one.swf")
+	if err := os.WriteFile(path, []byte(swfHeader+swfLine(1, 0, 60, 4, 4, 120, 7)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := Open(path, "swf", Options{Filter: FilterStrong}); err != nil || len(tr.Jobs) != 1 {
+		t.Errorf("swf with the strong filter: %v", err)
 	}
 }
 

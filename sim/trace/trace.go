@@ -192,6 +192,11 @@ func Formats() []string {
 // csv (needs opts.Columns) or synth (path is then a spec, see ParseSynthSpec, and opts
 // are not used).
 func Open(path, format string, opts Options) (*Trace, error) {
+	if opts.Filter != "" && format != "swf" {
+		// A filter another reader would ignore is a mistake to say, not
+		// to pass over.
+		return nil, fmt.Errorf("trace: options: filter %q: for SWF logs, not format %q", opts.Filter, format)
+	}
 	var read func(io.Reader, Options) (*Trace, error)
 	switch format {
 	case "swf":
