@@ -68,6 +68,10 @@ type suiteFlags struct {
 	control            bool
 }
 
+// suiteOnlyFlags are the flags addSuiteFlags adds besides --suite: a
+// replay without --suite refuses them.
+var suiteOnlyFlags = []string{"traces", "suite-traces", "suite-loads", "suite-seeds", "suite-jobs", "suite-synth-jobs", "suite-workers", "suite-control"}
+
 func addSuiteFlags(fl interface {
 	BoolVar(*bool, string, bool, string)
 	StringVar(*string, string, string, string)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/sim"
@@ -232,6 +233,36 @@ func TestSuiteBadFlags(t *testing.T) {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%q: error %v, want exit status 2 naming the flag", strings.Join(args, " "), err)
+		}
+	}
+}
+
+// TestSuiteOnlyFlags: every flag the suite adds besides --suite is in
+// suiteOnlyFlags, and a replay without --suite refuses each one with exit
+// status 2 instead of ignoring it.
+func TestSuiteOnlyFlags(t *testing.T) {
+	fs := pflag.NewFlagSet("suite", pflag.ContinueOnError)
+	var s suiteFlags
+	addSuiteFlags(fs, &s)
+	var added []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "suite" {
+			added = append(added, f.Name)
+		}
+	})
+	if !slices.Equal(slices.Sorted(slices.Values(added)), slices.Sorted(slices.Values(suiteOnlyFlags))) {
+		t.Errorf("suite flags %v, suiteOnlyFlags %v", added, suiteOnlyFlags)
+	}
+	values := map[string]string{"suite-control": "false", "suite-jobs": "10", "suite-synth-jobs": "10", "suite-workers": "1", "suite-loads": "0.9", "suite-seeds": "1"}
+	for _, name := range suiteOnlyFlags {
+		v, ok := values[name]
+		if !ok {
+			v = "x"
+		}
+		_, _, err := runCLI(t, "whatif", "--trace", "synth:jobs=10", "--cluster", "hgx:2", "--"+name+"="+v)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "--"+name) {
+			t.Errorf("--%s without --suite: %v, want exit status 2 naming it", name, err)
 		}
 	}
 }

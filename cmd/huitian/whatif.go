@@ -327,6 +327,11 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	if f.suite.on {
 		return runSuite(cmd, f, shard)
 	}
+	for _, name := range suiteOnlyFlags {
+		if cmd.Flags().Changed(name) {
+			return exitWith(2, fmt.Errorf("--%s: for --suite (a single replay would ignore it)", name))
+		}
+	}
 	// 1. Flags and inputs: every problem here exits with status 2.
 	if f.trace == "" {
 		return exitWith(2, errors.New("--trace: give a trace file or synth:jobs=N,…"))
