@@ -317,8 +317,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	}
 
 	// 2. The workloads, each at every load.
-	drop, _ := f.dropUsers()
-	wls, err := suiteWorkloads(dir, s, loads, seeds, drop, stderr)
+	wls, err := suiteWorkloads(dir, s, loads, seeds, f.dropIDs, stderr)
 	if err != nil {
 		return exitWith(2, err)
 	}
@@ -366,7 +365,7 @@ func runSuite(cmd *cobra.Command, f *whatifFlags, shard sim.Shard) error {
 	if err != nil {
 		return err
 	}
-	sw := &suiteSweep{Reference: runs[ref].name, Estimates: cfg.Estimates.String(), KillAtLimit: f.killAtLimit, Depth: f.depth, UsersDropped: drop}
+	sw := &suiteSweep{Reference: runs[ref].name, Estimates: cfg.Estimates.String(), KillAtLimit: f.killAtLimit, Depth: f.depth, UsersDropped: f.dropIDs}
 	if cfg.Cycles != (sim.Config{}).Cycles || cfg.Interval != 0 || cfg.Ties != (sim.Config{}).Ties {
 		sw.Cycles = &suiteCycles{Cycles: cfg.Cycles.String(), IntervalS: int64(cfg.Interval / time.Second), Ties: cfg.Ties.String()}
 	}

@@ -37,8 +37,10 @@ type whatifFlags struct {
 	jobsDir, reportDir                                                     string
 	pair, pairLog                                                          string
 	ties                                                                   string
-	// users is --users: keep, or drop every job's user id (dropUsers).
+	// users is --users: keep, or drop every job's user id; dropIDs is
+	// it read (readUsers, once, before anything is replayed).
 	users    string
+	dropIDs  bool
 	replicas int
 	// replicaShare and replicaDelay are --replica-share and
 	// --replica-delay: how far a replica departs from its trace.
@@ -88,15 +90,15 @@ const (
 	usersDrop = "drop"
 )
 
-// dropUsers reads --users: whether to drop every job's user id.
-func (f *whatifFlags) dropUsers() (bool, error) {
+// readUsers reads --users into dropIDs: whether to drop every job's user
+// id.
+func (f *whatifFlags) readUsers() error {
 	switch f.users {
-	case usersKeep:
-		return false, nil
-	case usersDrop:
-		return true, nil
+	case usersKeep, usersDrop:
+		f.dropIDs = f.users == usersDrop
+		return nil
 	}
-	return false, fmt.Errorf("--users: %q: want %s or %s", f.users, usersKeep, usersDrop)
+	return fmt.Errorf("--users: %q: want %s or %s", f.users, usersKeep, usersDrop)
 }
 
 // policyRun is one policy to simulate.
@@ -321,7 +323,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	if err := f.checkPerturbation(cmd); err != nil {
 		return exitWith(2, err)
 	}
-	if _, err := f.dropUsers(); err != nil {
+	if err := f.readUsers(); err != nil {
 		return exitWith(2, err)
 	}
 	if f.suite.on {
@@ -393,7 +395,7 @@ func runWhatif(cmd *cobra.Command, f *whatifFlags) (err error) {
 	}
 	fmt.Fprintf(stderr, "trace: %s (%s): %d jobs of %d records read in %.1f s; dropped: %s\n",
 		spec, format, len(tr.Jobs), tr.Records, time.Since(start).Seconds(), trace.DroppedSummary(tr.Dropped))
-	if drop, _ := f.dropUsers(); drop {
+	if f.dropIDs {
 		tr.DropUsers()
 		fmt.Fprintf(stderr, "trace: %s (--users drop)\n", tr.Notes[len(tr.Notes)-1])
 	}
@@ -625,8 +627,7 @@ type clusterInfo struct {
 
 // newTraceInfo describes the trace a whatif run replays.
 func newTraceInfo(f *whatifFlags, format string, tr *trace.Trace) traceInfo {
-	drop, _ := f.dropUsers()
-	return traceInfo{Path: f.trace, Format: format, Filter: f.filter, UsersDropped: drop, Jobs: len(tr.Jobs), Records: tr.Records,
+	return traceInfo{Path: f.trace, Format: format, Filter: f.filter, UsersDropped: f.dropIDs, Jobs: len(tr.Jobs), Records: tr.Records,
 		MaxCards: tr.MaxCards, Dropped: tr.Dropped, Notes: tr.Notes}
 }
 

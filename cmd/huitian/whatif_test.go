@@ -340,11 +340,7 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 	if err != nil {
 		t.Skipf("the shared traces are not here (%v)", err)
 	}
-	kth := filepath.Join(dir, "swf-KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz")
-	head := filepath.Join(t.TempDir(), "kth2000.swf")
-	if err := os.WriteFile(head, swfHead(t, kth, 2000), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	head := kthHead(t, dir, 2000)
 	r := whatifResults(t, 3, "--trace", head, "--filter", "strong", "--cluster", "flat:80",
 		"--policy", "easy,huitian-greedy,huitian-greedy+onenode")
 	same := func(a, b int) bool { return r[a].sameRun(r[b]) }
@@ -373,10 +369,7 @@ func TestWhatifUsersDrop(t *testing.T) {
 	if err != nil {
 		t.Skipf("the shared traces are not here (%v)", err)
 	}
-	head := filepath.Join(t.TempDir(), "kth2000.swf")
-	if err := os.WriteFile(head, swfHead(t, filepath.Join(dir, "swf-KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz"), 2000), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	head := kthHead(t, dir, 2000)
 	args := []string{"whatif", "--trace", head, "--filter", "strong", "--cluster", "flat:80", "--policy", "easy,huitian-greedy", "--json"}
 	for _, users := range []string{"keep", "drop"} {
 		out, stderr, err := runCLI(t, append(args, "--users", users)...)
@@ -469,6 +462,17 @@ func whatifResults(t *testing.T, n int, args ...string) []whatifResult {
 		t.Fatalf("results %+v: %v", got.Results, err)
 	}
 	return got.Results
+}
+
+// kthHead writes KTH-SP2's header and first n records (the traces folder
+// dir's) into a temporary file and returns its path.
+func kthHead(t *testing.T, dir string, n int) string {
+	t.Helper()
+	head := filepath.Join(t.TempDir(), fmt.Sprintf("kth%d.swf", n))
+	if err := os.WriteFile(head, swfHead(t, filepath.Join(dir, "swf-KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz"), n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return head
 }
 
 // swfHead returns a gzipped SWF file's header and its first n records.
