@@ -544,8 +544,9 @@ type walker struct {
 // first reservation is on the same cards (EASY's head, cycle after cycle
 // until it starts). The references of the head of a flat 93,312-card
 // replay were a tenth of the replay, and most of its garbage. A
-// decision's slices are read, never modified, by its users: sharing one
-// with the last decision is safe.
+// decision's slices are read, never modified, by its users, and the
+// planner never modifies one it handed out (cards is replaced, not
+// overwritten): sharing one with the last decision is safe.
 type headRefs struct {
 	cards []int
 	refs  []model.CardRef
@@ -555,16 +556,32 @@ type headRefs struct {
 // fewer cost less to convert than to compare.
 const headMin = 64
 
+// lastHead is the cards of the last plan's first reservation while this
+// plan has none yet: the sweep returns them, not a copy, when the next
+// reservation is on the same cards (profile.EarliestStartOr).
+func (w *walker) lastHead() []int {
+	if len(w.d.Reservations) > 0 {
+		return nil
+	}
+	return w.head.cards
+}
+
 // resRefs returns the references of a reservation's cards.
 func (w *walker) resRefs(cards []int) []model.CardRef {
 	h := w.head
 	if len(w.d.Reservations) > 0 || len(cards) < headMin {
 		return w.prof.Layout().Refs(cards)
 	}
-	if !slices.Equal(h.cards, cards) {
-		h.cards, h.refs = append(h.cards[:0], cards...), w.prof.Layout().Refs(cards)
+	if !sameInts(h.cards, cards) {
+		h.cards, h.refs = cards, w.prof.Layout().Refs(cards)
 	}
 	return h.refs
+}
+
+// sameInts reports whether two lists hold the same numbers: at once when
+// they are the same slice.
+func sameInts(a, b []int) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
 }
 
 // next says whether to consider one more job: not once the context is
@@ -821,7 +838,7 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		}
 		// The sweep stops where the walk would (the head's reservation
 		// is completed past the deadline, a later one is not).
-		t, rc, ok, stopped := w.prof.EarliestStartOr(after, dur, req, w.stop)
+		t, rc, ok, stopped := w.prof.EarliestStartOr(after, dur, req, w.stop, w.lastHead())
 		if stopped {
 			w.cut(j)
 			return

@@ -181,24 +181,49 @@ func TestSlotOutOfRange(t *testing.T) {
 // after cycle — its cards the same, or moved as jobs end, start and
 // arrive — is reserved on the cards a planner that never planned before
 // names, for every baseline policy; and the references are handed out
-// again when the cards are the same (whichever job they are for).
+// again when the cards are the same (whichever job they are for), on
+// machines of 8-card nodes and on flat ones (one-card nodes, where the
+// sweep hands back the last head's card numbers themselves). What a plan
+// handed out is never changed by a later one.
 func TestHeadRefsAsFresh(t *testing.T) {
-	shared := 0
+	shared := map[bool]int{}
 	rapid.Check(t, func(t *rapid.T) {
-		c := modeltest.Uniform(rapid.IntRange(9, 16).Draw(t, "nodes"), 8, rapid.IntRange(0, 4).Draw(t, "nodesPerSwitch"))
+		flat := rapid.Bool().Draw(t, "flat")
+		var c *model.Cluster
+		if flat {
+			c = modeltest.Uniform(rapid.IntRange(headMin+8, 2*headMin).Draw(t, "nodes"), 1, 0)
+		} else {
+			c = modeltest.Uniform(rapid.IntRange(9, 16).Draw(t, "nodes"), 8, rapid.IntRange(0, 4).Draw(t, "nodesPerSwitch"))
+		}
 		if err := c.Seal(); err != nil {
 			t.Fatal(err)
 		}
 		now := modeltest.Epoch.Add(10 * time.Hour)
 		s := &model.Snapshot{Now: now, Cluster: c}
-		for i, n := range c.Nodes {
-			if w := rapid.IntRange(0, 8).Draw(t, "busy"); w > 0 {
-				j := modeltest.Job(fmt.Sprintf("r%d", i)).Cards(w).
-					Limit(time.Duration(rapid.IntRange(1, 20).Draw(t, "rlimit")) * 10 * time.Minute).Build()
-				s.Running = append(s.Running, modeltest.Running(j, now, modeltest.Refs(n.Name, 0, w)...))
+		rlimit := func() time.Duration { return time.Duration(rapid.IntRange(1, 20).Draw(t, "rlimit")) * 10 * time.Minute }
+		if flat {
+			// Jobs of 1–8 one-card nodes each, some nodes free.
+			for i := 0; i < len(c.Nodes); {
+				w := min(rapid.IntRange(1, 8).Draw(t, "width"), len(c.Nodes)-i)
+				if rapid.Bool().Draw(t, "busy") {
+					var refs []model.CardRef
+					for _, n := range c.Nodes[i : i+w] {
+						refs = append(refs, modeltest.Ref(n.Name, 0))
+					}
+					j := modeltest.Job(fmt.Sprintf("r%d", i)).Cards(w).Limit(rlimit()).Build()
+					s.Running = append(s.Running, modeltest.Running(j, now, refs...))
+				}
+				i += w
+			}
+		} else {
+			for i, n := range c.Nodes {
+				if w := rapid.IntRange(0, 8).Draw(t, "busy"); w > 0 {
+					j := modeltest.Job(fmt.Sprintf("r%d", i)).Cards(w).Limit(rlimit()).Build()
+					s.Running = append(s.Running, modeltest.Running(j, now, modeltest.Refs(n.Name, 0, w)...))
+				}
 			}
 		}
-		s.Queued = append(s.Queued, modeltest.Job("head").Cards(rapid.IntRange(headMin, 8*len(c.Nodes)).Draw(t, "headCards")).
+		s.Queued = append(s.Queued, modeltest.Job("head").Cards(rapid.IntRange(headMin, len(c.Layout().Cards)).Draw(t, "headCards")).
 			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "headLimit"))*10*time.Minute).Build())
 		for i := range rapid.IntRange(0, 6).Draw(t, "queued") {
 			s.Queued = append(s.Queued, modeltest.Job(fmt.Sprintf("q%d", i)).Cards(rapid.SampledFrom([]int{1, 2, 4, 8, 16}).Draw(t, "cards")).
@@ -210,12 +235,14 @@ func TestHeadRefsAsFresh(t *testing.T) {
 		params := drawLarge(t, rapid.SampledFrom(policies).Draw(t, "policy"))
 		inc := New(params)
 		var last []model.CardRef
+		var made, kept []*model.Decision // every plan, and a copy of it
 		arrived := 0
 		for cycle := range rapid.IntRange(1, 8).Draw(t, "cycles") {
 			got, err := inc.Plan(context.Background(), s)
 			if err != nil {
 				t.Fatal(err)
 			}
+			made, kept = append(made, got), append(kept, deepCopy(got))
 			want, err := New(params).Plan(context.Background(), s)
 			if err != nil {
 				t.Fatal(err)
@@ -226,14 +253,35 @@ func TestHeadRefsAsFresh(t *testing.T) {
 			if len(got.Reservations) > 0 {
 				cur := got.Reservations[0].Cards
 				if len(cur) >= headMin && len(last) > 0 && &cur[0] == &last[0] {
-					shared++
+					shared[flat]++
 				}
 				last = cur
 			}
 			s = nextCycle(t, s, got, &arrived)
 		}
+		for i := range made {
+			if diff := cmp.Diff(kept[i], made[i]); diff != "" {
+				t.Fatalf("cycle %d's plan changed since it was handed out (-then +now):\n%s", i, diff)
+			}
+		}
 	})
-	if shared == 0 {
-		t.Fatal("no head's references handed out again: not a test of headRefs")
+	if shared[false] == 0 || shared[true] == 0 {
+		t.Fatalf("head's references handed out again %d times on 8-card nodes, %d on flat machines: not a test of headRefs", shared[false], shared[true])
 	}
+}
+
+// deepCopy returns a copy of d that shares no slice with it.
+func deepCopy(d *model.Decision) *model.Decision {
+	c := *d
+	c.Starts = slices.Clone(d.Starts)
+	for i := range c.Starts {
+		c.Starts[i].Cards = slices.Clone(d.Starts[i].Cards)
+	}
+	c.Reservations = slices.Clone(d.Reservations)
+	for i := range c.Reservations {
+		c.Reservations[i].Cards = slices.Clone(d.Reservations[i].Cards)
+	}
+	c.Preemptions, c.Pending = slices.Clone(d.Preemptions), slices.Clone(d.Pending)
+	c.Fragments, c.Idle = slices.Clone(d.Fragments), slices.Clone(d.Idle)
+	return &c
 }

@@ -199,6 +199,24 @@ func TestEarliestFlatEqualsSweep(t *testing.T) {
 		}
 		st, cards, ok := p.EarliestStart(after, dur, req)
 		tm, tok := p.EarliestTime(after, dur, req)
+		// Given the last cycle's cards, the shortcut returns them
+		// when they are its answer, and a new list otherwise.
+		var last []int
+		switch rapid.IntRange(0, 2).Draw(t, "last") {
+		case 1:
+			last = slices.Clone(cards)
+		case 2:
+			last = rapid.SliceOfN(rapid.IntRange(0, len(lay.Cards)-1), 0, len(lay.Cards)).Draw(t, "other")
+			slices.Sort(last)
+		}
+		kept := slices.Clone(last)
+		ost, ocards, ook, _ := p.EarliestStartOr(after, dur, req, nil, last)
+		if ook != ok || ost != st || !slices.Equal(ocards, cards) || !slices.Equal(last, kept) {
+			t.Fatalf("EarliestStartOr given %v: (%v, %d, %v), EarliestStart (%v, %d, %v); last now %v", kept, ook, ost, ocards, ok, st, cards, last)
+		}
+		if reused := len(ocards) > 0 && len(last) > 0 && &ocards[0] == &last[0]; reused != (ok && len(cards) > 0 && slices.Equal(last, cards)) {
+			t.Fatalf("EarliestStartOr given %v returned it: %v; its answer %v", last, reused, cards)
+		}
 		p.sweepAll = true
 		wst, wcards, wok := p.EarliestStart(after, dur, req)
 		if ok != wok || st != wst || !slices.Equal(cards, wcards) || tok != wok || ok && tm != wst {

@@ -40,6 +40,7 @@ type scratch struct {
 	flatDirty []flatDirty
 	flatAt    int64
 	bits      []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
+	last      []int    // EarliestStartOr's last cards, while it runs
 
 	// placeSwitch's per-group capacity (+1 once seen), apart from the
 	// sweep's counters, which are live while it places.

@@ -379,7 +379,7 @@ func TestEarliestStartOrStops(t *testing.T) {
 	}
 	asks := 0
 	never := func() bool { asks++; return false }
-	gotT, gotCards, ok, stopped := p.EarliestStartOr(1, 60, req, never)
+	gotT, gotCards, ok, stopped := p.EarliestStartOr(1, 60, req, never, nil)
 	if stopped || !ok || gotT != wantT || !slices.Equal(gotCards, wantCards) {
 		t.Fatalf("never stopped: %d %v %v %v, want %d %v", gotT, len(gotCards), ok, stopped, wantT, len(wantCards))
 	}
@@ -390,7 +390,7 @@ func TestEarliestStartOrStops(t *testing.T) {
 	}
 	for _, at := range []int{1, 2, asks} {
 		n := 0
-		_, cards, ok, stopped := p.EarliestStartOr(1, 60, req, func() bool { n++; return n == at })
+		_, cards, ok, stopped := p.EarliestStartOr(1, 60, req, func() bool { n++; return n == at }, nil)
 		if !stopped || ok || cards != nil || n != at {
 			t.Fatalf("stop at ask %d: stopped %v ok %v after %d asks", at, stopped, ok, n)
 		}
