@@ -2,6 +2,7 @@ package profile
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -332,4 +333,43 @@ func TestFitFlatEqualsFitAmong(t *testing.T) {
 	if fits == 0 || claimedOnly == 0 || refused == 0 {
 		t.Fatalf("cases: %d fitted, %d on claimed cards, %d refused: not a test of every branch", fits, claimedOnly, refused)
 	}
+}
+
+// TestReservePickedChecksAfterAChange: Reserve takes the flat sweep's
+// cards without asking each (picked) only while nothing changed since
+// the sweep and from its start on; a card held since, or a start before
+// the sweep's, is refused as ever.
+func TestReservePickedChecksAfterAChange(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lay := flatClusterNamed(t, false).Layout()
+		p := New(lay)
+		for card := range lay.Cards {
+			if rapid.Bool().Draw(t, "busy") {
+				p.Hold(card, rapid.Int64Range(1, 6).Draw(t, "until")*10)
+			}
+		}
+		req := Request{Cards: rapid.IntRange(1, len(lay.Cards)).Draw(t, "cards")}
+		st, cards, ok, _ := p.EarliestStartOr(1, 30, req, nil, nil)
+		if !ok {
+			return
+		}
+		switch rapid.IntRange(0, 2).Draw(t, "case") {
+		case 0: // unchanged: reserved
+			if err := p.Reserve(cards, st, st+30); err != nil {
+				t.Fatalf("the sweep's cards from %d: %v", st, err)
+			}
+		case 1: // one of them held past the start since: refused
+			c := cards[rapid.IntRange(0, len(cards)-1).Draw(t, "held")]
+			p.Hold(c, st+1)
+			if err := p.Reserve(cards, st, st+30); !errors.Is(err, ErrOverlap) {
+				t.Fatalf("card %d held to %d, reserved from %d: got %v, want ErrOverlap", c, st+1, st, err)
+			}
+		case 2: // from before the start: refused when a card is busy then
+			busy := slices.ContainsFunc(cards, func(c int) bool { return p.Release(c) > st-1 })
+			err := p.Reserve(cards, st-1, st+30)
+			if busy != errors.Is(err, ErrOverlap) || !busy && err != nil {
+				t.Fatalf("reserved from %d, before the sweep's %d (a card busy then: %v): %v", st-1, st, busy, err)
+			}
+		}
+	})
 }

@@ -41,6 +41,9 @@ type scratch struct {
 	flatAt    int64
 	bits      []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
 	last      []int    // EarliestStartOr's last cards, while it runs
+	// picked is the flat sweep's last answer (earliestFlat), which
+	// Reserve need not check card by card.
+	picked picked
 
 	// placeSwitch's per-group capacity (+1 once seen), apart from the
 	// sweep's counters, which are live while it places.

@@ -39,7 +39,9 @@ func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, car
 // them), it may return last itself instead of a new slice: a planner that
 // reserves for the same head cycle after cycle passes the last cycle's
 // cards (on a flat 93,312-card machine, 56,000 a reservation on average,
-// allocated anew every plan: a third of what a replay allocated).
+// allocated anew every plan: a third of what a replay allocated). The
+// cards are read-only: Reserve trusts a list EarliestStartOr just
+// returned (picked).
 func (p *Profile) EarliestStartOr(after, dur int64, req Request, stop func() bool, last []int) (start int64, cards []int, ok, stopped bool) {
 	p.sc.last = last
 	defer func() { p.sc.last = nil }()
@@ -207,8 +209,9 @@ func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent) 
 		}
 	}
 	if out == nil {
-		return t, last, true
+		out = last
 	}
+	p.sc.picked = picked{first: &out[0], n: k, t: t, gen: p.gen}
 	return t, out, true
 }
 
