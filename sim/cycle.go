@@ -19,7 +19,18 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	e.snap.Running = e.lists.running
 	e.snap.Queued = e.lists.queued
 	e.lists.snapLive = true
-	d, err := e.pl.Plan(ctx, &e.snap)
+	var d *model.Decision
+	if cp, ok := e.pl.(CardsPlanner); ok {
+		// Each running job's cards as the simulator holds them, checked
+		// when the job started: the same slice from one cycle to the next.
+		e.runCards = e.runCards[:0]
+		for _, ji := range e.lists.ridx {
+			e.runCards = append(e.runCards, e.js[ji].cards)
+		}
+		d, err = cp.PlanCards(ctx, &e.snap, e.runCards)
+	} else {
+		d, err = e.pl.Plan(ctx, &e.snap)
+	}
 	if err != nil {
 		return false, fmt.Errorf("sim: cycle %d at %s: plan: %w", e.cycles, now.UTC().Format(time.RFC3339), err)
 	}
@@ -38,7 +49,7 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 		}
 	}
 	// 2. Check every start before executing any.
-	cards := make([][]int32, len(d.Starts))
+	cards := make([][]int, len(d.Starts))
 	for i := range d.Starts {
 		ids, err := e.checkStart(&d.Starts[i])
 		if err != nil {
@@ -140,7 +151,7 @@ func (e *engine) preempt(p *model.Preemption, t int64) error {
 
 // checkStart checks one start against the cluster and the queue and
 // returns its cards' dense numbers.
-func (e *engine) checkStart(st *model.Start) ([]int32, error) {
+func (e *engine) checkStart(st *model.Start) ([]int, error) {
 	ji, ok := e.lists.inQueue[st.JobID]
 	if !ok {
 		if rj, run := e.lists.inRun[st.JobID]; run {
@@ -163,7 +174,7 @@ func (e *engine) checkStart(st *model.Start) ([]int32, error) {
 	if len(st.Cards) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
 	}
-	ids := make([]int32, 0, len(st.Cards))
+	ids := make([]int, 0, len(st.Cards))
 	next := 0 // the card after the last one resolved: planners list cards in order
 	for _, ref := range st.Cards {
 		id, ok := e.lay.CardIDNear(ref, next)
@@ -179,7 +190,7 @@ func (e *engine) checkStart(st *model.Start) ([]int32, error) {
 			return nil, e.refuse(st.JobID, "card %s is also given to another start in this decision", ref)
 		}
 		e.cards.taken[id] = e.stamp
-		ids = append(ids, int32(id))
+		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	if why := e.shape(&e.trace[ji].Spec, ids); why != "" {
@@ -189,12 +200,12 @@ func (e *engine) checkStart(st *model.Start) ([]int32, error) {
 }
 
 // shape says how cards (sorted) break the job's placement constraint, or "".
-func (e *engine) shape(spec *model.Job, ids []int32) string {
+func (e *engine) shape(spec *model.Job, ids []int) string {
 	l := e.lay
 	if spec.CardModel != "" {
 		for _, c := range ids {
 			if m := l.Cards[c].Model; m != spec.CardModel {
-				return fmt.Sprintf("card %s is a %q, the job asks for %q", l.Ref(int(c)), m, spec.CardModel)
+				return fmt.Sprintf("card %s is a %q, the job asks for %q", l.Ref(c), m, spec.CardModel)
 			}
 		}
 	}
@@ -208,7 +219,7 @@ func (e *engine) shape(spec *model.Job, ids []int32) string {
 			}
 		case model.TopologySameIsland:
 			if loc.Island != first.Island {
-				return fmt.Sprintf("cards %s and %s are in different NVLink islands, the job asks for one", l.Ref(int(ids[0])), l.Ref(int(c)))
+				return fmt.Sprintf("cards %s and %s are in different NVLink islands, the job asks for one", l.Ref(ids[0]), l.Ref(c))
 			}
 		case model.TopologySameSwitch:
 			a, b := l.Nodes[first.Node].Switch, l.Nodes[loc.Node].Switch
@@ -235,7 +246,7 @@ func (e *engine) shape(spec *model.Job, ids []int32) string {
 }
 
 // start executes a checked start.
-func (e *engine) start(st *model.Start, ids []int32, t int64) {
+func (e *engine) start(st *model.Start, ids []int, t int64) {
 	ji := e.lists.inQueue[st.JobID]
 	j := &e.js[ji]
 	j.state = stRunning

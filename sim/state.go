@@ -26,7 +26,7 @@ func newCardOwners(lay *model.Layout) cardOwners {
 }
 
 // take gives cards to job ji.
-func (c *cardOwners) take(ids []int32, ji int32) {
+func (c *cardOwners) take(ids []int, ji int32) {
 	for _, id := range ids {
 		c.owner[id] = ji
 	}
@@ -34,7 +34,7 @@ func (c *cardOwners) take(ids []int32, ji int32) {
 }
 
 // free frees cards.
-func (c *cardOwners) free(ids []int32) {
+func (c *cardOwners) free(ids []int) {
 	for _, id := range ids {
 		c.owner[id] = -1
 	}

@@ -185,6 +185,7 @@ type Huitian struct {
 	// cards remembers the running jobs' card numbers from cycle to cycle
 	// (the same numbers a lookup gives: baseline.CardIDs).
 	cards baseline.CardIDs
+	given [][]int // the running jobs' cards during a PlanCards, else nil
 	// prof is the last cycle's profile, reset and reused while the layout
 	// is the same (a new one costs an allocation per card).
 	prof *profile.Profile
@@ -632,6 +633,18 @@ func ceilSec(v float64) int64 {
 	return int64(math.Ceil(v - 1e-9))
 }
 
+// PlanCards is Plan for a caller that holds the running jobs' cards as
+// the layout's dense card numbers, as baseline.Planner.PlanCards takes
+// them (sim.CardsPlanner).
+func (h *Huitian) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error) {
+	if err := baseline.CheckCards(s, cards); err != nil {
+		return nil, err
+	}
+	h.given = cards
+	defer func() { h.given = nil }()
+	return h.Plan(ctx, s)
+}
+
 // Plan plans one cycle, in the phases solver/README.md draws.
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	c, candidates, err := h.toBackfill(ctx, s)
@@ -881,9 +894,11 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 	}
 	c.grace = baseline.OverrunGrace(s)
 	// The running jobs' cards, resolved once for the guarantee's plans
-	// and the predicted profile.
+	// and the predicted profile, or as PlanCards was given them.
 	var err error
-	if c.runCards, err = h.cards.Resolve(s); err != nil {
+	if h.given != nil {
+		c.runCards = h.given
+	} else if c.runCards, err = h.cards.Resolve(s); err != nil {
 		return nil, err
 	}
 	for i, cards := range c.runCards {

@@ -113,6 +113,34 @@ func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision
 	return pl.PlanPrepared(ctx, s, Prepared{Order: QueueOrder(s.Queued)})
 }
 
+// PlanCards is Plan for a caller that holds the running jobs' cards as
+// the layout's dense card numbers (the what-if simulator, sim.CardsPlanner):
+// cards[i] is s.Running[i]'s cards, sorted, and the same slice, never
+// modified, for as long as the job runs. The planner reads them instead
+// of resolving every running job's references each cycle, and does not
+// check them against the references: they are the caller's word.
+func (pl *Planner) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error) {
+	if err := CheckCards(s, cards); err != nil {
+		return nil, err
+	}
+	return pl.PlanPrepared(ctx, s, Prepared{Order: QueueOrder(s.Queued), Cards: cards})
+}
+
+// CheckCards checks a caller's running jobs' card numbers (PlanCards) for
+// what can be checked without reading every card: one list per running
+// job, as long as its references, none empty.
+func CheckCards(s *model.Snapshot, cards [][]int) error {
+	if len(cards) != len(s.Running) {
+		return fmt.Errorf("%w: cards of %d running jobs given for %d", model.ErrInvalid, len(cards), len(s.Running))
+	}
+	for i, cs := range cards {
+		if len(cs) == 0 || len(cs) != len(s.Running[i].Cards) {
+			return fmt.Errorf("%w: running[%d]: %d card numbers given for %d cards", model.ErrInvalid, i, len(cs), len(s.Running[i].Cards))
+		}
+	}
+	return nil
+}
+
 // Prepared is what a caller that plans one snapshot more than once (with
 // other limits for some running jobs, as a what-if of a preemption does)
 // computes once: the queue order, QueueOrder(s.Queued), and the dense

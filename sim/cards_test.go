@@ -1,0 +1,118 @@
+package sim
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim/trace"
+	"github.com/huitian/huitian/solver"
+	"github.com/huitian/huitian/solver/baseline"
+)
+
+// cardsChecked is a CardsPlanner that checks, every cycle, the cards the
+// simulator gives against those the references name (CardIDs.Resolve),
+// and that each running job's slice is the one it was given the cycle
+// before, then plans with them.
+type cardsChecked struct {
+	t      *testing.T
+	pl     CardsPlanner
+	ids    baseline.CardIDs
+	last   map[string][]int
+	cycles int
+}
+
+func (c *cardsChecked) Plan(context.Context, *model.Snapshot) (*model.Decision, error) {
+	c.t.Fatal("the simulator called Plan on a CardsPlanner")
+	return nil, nil
+}
+
+func (c *cardsChecked) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error) {
+	want, err := c.ids.Resolve(s)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	next := map[string][]int{}
+	for i, r := range s.Running {
+		if !slices.Equal(cards[i], want[i]) {
+			c.t.Fatalf("cycle %d: %s: the simulator gives cards %v, its references name %v", c.cycles, r.Job.ID, cards[i], want[i])
+		}
+		if l, ok := c.last[r.Job.ID]; ok && &l[0] != &cards[i][0] {
+			c.t.Fatalf("cycle %d: %s: a new slice for the cards of a job that runs on", c.cycles, r.Job.ID)
+		}
+		next[r.Job.ID] = cards[i]
+	}
+	c.last = next
+	c.cycles++
+	return c.pl.PlanCards(ctx, s, cards)
+}
+
+// planOnly hides a planner's PlanCards: the simulator then calls Plan.
+type planOnly struct{ pl Planner }
+
+func (p planOnly) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
+	return p.pl.Plan(ctx, s)
+}
+
+// TestCardsPlannerAsPlan: a planner given the running jobs' cards by the
+// simulator (CardsPlanner) gets those its references name, the same
+// slice for as long as a job runs, and plans what it plans from the
+// references alone: the same results job by job, for EASY and for
+// huitian-greedy, whose jobs are preempted, suspended and requeued.
+func TestCardsPlannerAsPlan(t *testing.T) {
+	tr, err := trace.Synth(trace.SynthOptions{Jobs: 1500, Seed: 1, Load: 1.2, Cards: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pol := range []model.Policy{model.PolicyEASY, model.PolicyHuitianGreedy} {
+		mk := func() CardsPlanner {
+			pl, err := solver.New(pol, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp, ok := pl.(CardsPlanner)
+			if !ok {
+				t.Fatalf("%v: %T is not a CardsPlanner", pol, pl)
+			}
+			return cp
+		}
+		cfg := Config{Cluster: hgx(t, 4)}
+		checked := &cardsChecked{t: t, pl: mk()}
+		got := run(t, tr.Jobs, checked, cfg)
+		want := run(t, tr.Jobs, planOnly{mk()}, cfg)
+		if diff := cmp.Diff(want.Jobs, got.Jobs); diff != "" {
+			t.Fatalf("%v: results differ with the simulator's cards (-references +cards):\n%s", pol, diff)
+		}
+		if checked.cycles == 0 || got.Summary.Cycles != checked.cycles {
+			t.Fatalf("%v: %d cycles planned with the cards of %d", pol, checked.cycles, got.Summary.Cycles)
+		}
+		if pol == model.PolicyHuitianGreedy && got.Summary.Preemptions == 0 {
+			t.Errorf("%v: no preemption in the run: not a test of cards freed by a yield", pol)
+		}
+	}
+}
+
+// TestPlanCardsRefusesAMismatch: a planner given card numbers that do not
+// match the snapshot's running jobs in count says which.
+func TestPlanCardsRefusesAMismatch(t *testing.T) {
+	c := hgx(t, 1)
+	s := &model.Snapshot{Now: DefaultEpoch, Cluster: c, Running: []model.Running{{
+		Job: model.Job{ID: "r", Cards: 2, TimeLimit: 3600e9}, Cards: []model.CardRef{{Node: c.Nodes[0].Name, Index: 0}, {Node: c.Nodes[0].Name, Index: 1}},
+		Start: DefaultEpoch,
+	}}}
+	for _, pol := range []model.Policy{model.PolicyEASY, model.PolicyHuitianGreedy} {
+		pl, _ := solver.New(pol, 0)
+		cp := pl.(CardsPlanner)
+		for _, cards := range [][][]int{nil, {{0}}, {{}}} {
+			if _, err := cp.PlanCards(context.Background(), s, cards); err == nil {
+				t.Errorf("%v: cards %v for a job on 2 cards: no error", pol, cards)
+			}
+		}
+		if _, err := cp.PlanCards(context.Background(), s, [][]int{{0, 1}}); err != nil {
+			t.Errorf("%v: the job's own cards: %v", pol, err)
+		}
+	}
+}
