@@ -171,6 +171,12 @@ func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent) 
 		for _, e := range base[g:j] {
 			take(e)
 		}
+	} else if need > 0 && p.cardRanked && base[g].t() == base[j-1].t() {
+		// One release time: base orders them by card, which is their
+		// rank.
+		for _, e := range base[g : g+need] {
+			take(e)
+		}
 	} else if need > 0 {
 		ranks := p.sc.packed[:0]
 		for _, e := range base[g:j] {
