@@ -56,16 +56,9 @@ func (p *Profile) Advance(dt int64) []int32 {
 		p.Set(int(c), 0)
 	}
 	p.sc.freed = freed
-	// A uniform move keeps the base events' order: only the cards that
-	// became free (noted) move out of it, and patching puts them back.
-	if p.evValid && p.base != nil {
-		shift := baseEvent(dt << cardBits)
-		for i, e := range p.base {
-			if e.t() > 0 {
-				p.base[i] = e - shift
-			}
-		}
-	}
+	// The base events hold releases on the profile's clock (baseAt): a
+	// uniform move changes none of them, and only the cards that became
+	// free (noted) move out of their order, which patching puts back.
 	return started
 }
 

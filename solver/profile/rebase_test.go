@@ -144,6 +144,8 @@ func compareProfiles(t *rapid.T, a, b *Profile) {
 	}
 	ab, ai, ao := a.events()
 	bb, bi, bo := b.events()
+	// Base events on each profile's clock, read from now.
+	ab, bb = fromNow(a, ab), fromNow(b, bb)
 	if !slices.Equal(ab, bb) || !slices.Equal(ai, bi) || !slices.Equal(ao, bo) {
 		t.Fatalf("event streams differ:\nbase %v\n  vs %v\nin %v\n  vs %v\nout %v\n  vs %v", ab, bb, ai, bi, ao, bo)
 	}
@@ -205,4 +207,14 @@ func TestHoldAllIsHold(t *testing.T) {
 			t.Fatalf("FitNow(%d, %v): HoldAll %v %v, Hold %v %v", dur, req, a, oa, b, ob)
 		}
 	})
+}
+
+// fromNow is a profile's base events with their times from now (baseT):
+// a fresh profile's clock and an advanced one's differ.
+func fromNow(p *Profile, base []baseEvent) []baseEvent {
+	out := make([]baseEvent, len(base))
+	for i, e := range base {
+		out[i] = packBase(p.baseT(e), int(e.card()))
+	}
+	return out
 }

@@ -143,18 +143,18 @@ func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent) 
 	if len(base) < k {
 		return 0, nil, false
 	}
-	t := max(base[k-1].t(), after)
+	t := max(p.baseT(base[k-1]), after)
 	if !pick {
 		return t, nil, true
 	}
 	// The cards free at t: base[:m].
-	m := k + sort.Search(len(base)-k, func(i int) bool { return base[k+i].t() > t })
+	m := k + sort.Search(len(base)-k, func(i int) bool { return p.baseT(base[k+i]) > t })
 	// Their placement keys, -release clamped as flatKey clamps, never
 	// decrease along base: the k smallest keys lie in the run of cards
 	// whose key is that of base[m-k] and after it.
-	kk := clampKey(-base[m-k].t())
-	g := sort.Search(m, func(i int) bool { return clampKey(-base[i].t()) <= kk })
-	j := g + sort.Search(m-g, func(i int) bool { return clampKey(-base[g+i].t()) < kk })
+	kk := clampKey(-p.baseT(base[m-k]))
+	g := sort.Search(m, func(i int) bool { return clampKey(-p.baseT(base[i])) <= kk })
+	j := g + sort.Search(m-g, func(i int) bool { return clampKey(-p.baseT(base[g+i])) < kk })
 	// base[j:m] have smaller keys: all taken. Of base[g:j], one key, the
 	// need first by node name (placeFlat's tie-break) are.
 	set := p.sc.bits
@@ -255,8 +255,29 @@ type eventIter struct {
 }
 
 // baseEvent is a card without reservations, free from t on: packed as
-// t<<24 | card so that a plain integer sort orders them.
+// t<<24 | card so that a plain integer sort orders them. t is 0 for a
+// card free now, else its release in the profile's own clock (evClock
+// when it was recorded plus the release from then): Advance moves time
+// without a pass over the events, and an event keeps its place until its
+// card changes (baseT reads it from now).
 type baseEvent int64
+
+// baseAt is card c's time in a base event: 0 when it is free now, else
+// its release on the profile's clock.
+func (p *Profile) baseAt(c int) int64 {
+	if r := p.rel[c]; r > 0 {
+		return r + p.evClock
+	}
+	return 0
+}
+
+// baseT is a base event's time from now: 0 for a card free now.
+func (p *Profile) baseT(e baseEvent) int64 {
+	if t := e.t(); t > 0 {
+		return t - p.evClock
+	}
+	return 0
+}
 
 const cardBits = 24
 
@@ -302,7 +323,7 @@ func (it *eventIter) fill() {
 		best, t = 2, it.outs[it.k].end-it.dur+1
 	}
 	if it.i < len(it.base) {
-		if bt := max(it.base[it.i].t(), it.after); best < 0 || bt < t {
+		if bt := max(it.p.baseT(it.base[it.i]), it.after); best < 0 || bt < t {
 			best, t = 0, bt
 		}
 	}
@@ -509,7 +530,7 @@ func (p *Profile) appendEvents(c int, base *[]baseEvent, gaps *[]gap) {
 		return
 	}
 	if len(p.spans[c]) == 0 {
-		*base = append(*base, packBase(p.rel[c], c))
+		*base = append(*base, packBase(p.baseAt(c), c))
 		return
 	}
 	gs := p.rel[c]
