@@ -311,24 +311,28 @@ func TestFitFlatEqualsFitAmong(t *testing.T) {
 					t.Fatalf("reserve free cards: %v", err)
 				}
 			}
-			req := Request{Cards: rapid.IntRange(2, len(lay.Cards)+1).Draw(t, "cards")}
-			dur := rapid.SampledFrom([]int64{1, 4, 10, 30, 1 << 40}).Draw(t, "dur")
-			if p.ix.total < req.Cards {
-				continue // fitNow answers NoCards before either
-			}
-			got, gout, _ := p.fitFlat(dur, req.Cards)
-			p.refreshFree()
-			want, wout := p.fitAmong(dur, req, p.free, nil)
-			if gout != wout || !slices.Equal(got, want) {
-				t.Fatalf("fitFlat(%d, %d) = %v %v, fitAmong %v %v", dur, req.Cards, got, gout, want, wout)
-			}
-			switch {
-			case gout != Fits:
-				refused++
-			case p.claimWindow(got[0]) != Forever && p.claimWindow(got[len(got)-1]) != Forever:
-				claimedOnly++
-			default:
-				fits++
+			// Several jobs asked in a row, as the backfill walk asks
+			// them between two starts (fitFlat reads the list once).
+			for range rapid.IntRange(1, 3).Draw(t, "asks") {
+				req := Request{Cards: rapid.IntRange(2, len(lay.Cards)+1).Draw(t, "cards")}
+				dur := rapid.SampledFrom([]int64{1, 4, 10, 30, 1 << 40}).Draw(t, "dur")
+				if p.ix.total < req.Cards {
+					continue // fitNow answers NoCards before either
+				}
+				got, gout, _ := p.fitFlat(dur, req.Cards)
+				p.refreshFree()
+				want, wout := p.fitAmong(dur, req, p.free, nil)
+				if gout != wout || !slices.Equal(got, want) {
+					t.Fatalf("fitFlat(%d, %d) = %v %v, fitAmong %v %v", dur, req.Cards, got, gout, want, wout)
+				}
+				switch {
+				case gout != Fits:
+					refused++
+				case p.claimWindow(got[0]) != Forever && p.claimWindow(got[len(got)-1]) != Forever:
+					claimedOnly++
+				default:
+					fits++
+				}
 			}
 		}
 	})

@@ -30,23 +30,28 @@ func (p *Profile) fitFlat(dur int64, k int) (cards []int, out Outcome, ok bool) 
 	// The dirty cards long enough, by key: those a reservation claims
 	// (finite claim window) and those it only protects (Forever), as
 	// fitAmong counts them.
-	ks := p.sc.flatKs[:0]
-	claimed, dirty := 0, 0
 	list := p.flatDirtyCards()
-	for _, e := range list {
-		if !p.FreeNow(e.card()) {
-			continue // started since the list was made
+	ff := p.flatFreeNow(list)
+	dirty := len(ff.keys)
+	var ks []int64
+	claimed := 0
+	switch {
+	case dur <= ff.minWin: // all of them
+		ks, claimed = ff.keys, ff.claimed
+	case dur > ff.maxWin: // none
+	default:
+		ks = p.sc.flatKs[:0]
+		for _, e := range list {
+			if e.win < dur || !p.FreeNow(e.card()) {
+				continue // too short, or started since the list was made
+			}
+			if e.claimed {
+				claimed++
+			}
+			ks = append(ks, e.key)
 		}
-		dirty++
-		if e.win < dur {
-			continue
-		}
-		if e.claimed {
-			claimed++
-		}
-		ks = append(ks, e.key)
+		p.sc.flatKs = ks
 	}
-	p.sc.flatKs = ks
 	clean := p.ix.total - dirty
 	if clean+len(ks) < k {
 		// Enough free cards (fitNow's check), not long enough: any k of
@@ -95,6 +100,41 @@ func (p *Profile) fitFlat(dur int64, k int) (cards []int, out Outcome, ok bool) 
 		slices.Sort(cards)
 	}
 	return cards, Fits, true
+}
+
+// flatFree is the dirty cards' list (flatDirtyCards) read at one state
+// version: the keys of the cards still free, in key order, how many of
+// them are claimed, and their shortest and longest windows. The backfill
+// walk asks fitFlat job after job between two starts, and every card of
+// the list mostly has one window (the head's start): a job either fits in
+// all of them or in none, and the list is read once per start, not once
+// per job.
+type flatFree struct {
+	at             int64 // Profile.gen+1 when read (0: never)
+	keys           []int64
+	claimed        int
+	minWin, maxWin int64
+}
+
+// flatFreeNow returns the list's cards still free, as of this state.
+func (p *Profile) flatFreeNow(list []flatDirty) *flatFree {
+	ff := &p.sc.flatFree
+	if ff.at == p.gen+1 {
+		return ff
+	}
+	ff.keys, ff.claimed, ff.minWin, ff.maxWin = ff.keys[:0], 0, Forever, -1
+	for _, e := range list {
+		if !p.FreeNow(e.card()) {
+			continue
+		}
+		ff.keys = append(ff.keys, e.key)
+		if e.claimed {
+			ff.claimed++
+		}
+		ff.minWin, ff.maxWin = min(ff.minWin, e.win), max(ff.maxWin, e.win)
+	}
+	ff.at = p.gen + 1
+	return ff
 }
 
 // flatDirty is a dirty card's placement key (its claim window, then the

@@ -39,6 +39,7 @@ type scratch struct {
 	// never made).
 	flatDirty []flatDirty
 	flatAt    int64
+	flatFree  flatFree // the list's free cards at one state (flatFreeNow)
 	bits      []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
 	last      []int    // EarliestStartOr's last cards, while it runs
 	// picked is the flat sweep's last answer (earliestFlat), which
