@@ -278,7 +278,7 @@ func (e *engine) start(st *model.Start, ids []int, t int64) {
 		e.meter.queuedFit--
 	}
 	e.lists.startedRun = append(e.lists.startedRun, model.Running{
-		Job: spec, Cards: slices.Clone(st.Cards), Start: e.snap.Now, Kind: st.Kind,
+		Job: spec, Cards: st.Cards, Start: e.snap.Now, Kind: st.Kind, // the decision is the simulator's (Planner)
 	})
 	e.lists.startedIdx = append(e.lists.startedIdx, ji)
 	delete(e.lists.inQueue, st.JobID)
