@@ -307,7 +307,7 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 		h.mem.window[id] = now.Add(30 * time.Minute)
 	}
 	s.Options.OverrunGrace = time.Minute
-	cy, err := h.newCycle(context.Background(), s)
+	cy, err := h.newCycle(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,7 +185,6 @@ type Huitian struct {
 	// cards remembers the running jobs' card numbers from cycle to cycle
 	// (the same numbers a lookup gives: baseline.CardIDs).
 	cards baseline.CardIDs
-	given [][]int // the running jobs' cards during a PlanCards, else nil
 	// prof is the last cycle's profile, reset and reused while the layout
 	// is the same (a new one costs an allocation per card).
 	prof *profile.Profile
@@ -640,14 +639,18 @@ func (h *Huitian) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]in
 	if err := baseline.CheckCards(s, cards); err != nil {
 		return nil, err
 	}
-	h.given = cards
-	defer func() { h.given = nil }()
-	return h.Plan(ctx, s)
+	return h.plan(ctx, s, cards)
 }
 
 // Plan plans one cycle, in the phases solver/README.md draws.
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
-	c, candidates, err := h.toBackfill(ctx, s)
+	return h.plan(ctx, s, nil)
+}
+
+// plan is Plan with the running jobs' cards given (PlanCards), or nil to
+// resolve them from their references.
+func (h *Huitian) plan(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error) {
+	c, candidates, err := h.toBackfill(ctx, s, cards)
 	if err != nil {
 		return nil, err
 	}
@@ -669,9 +672,10 @@ func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision,
 
 // toBackfill sets a cycle up and runs Plan's phases 1 to 5: what the
 // backfill beyond EASY starts from, and the candidates it considers.
-func (h *Huitian) toBackfill(ctx context.Context, s *model.Snapshot) (*cycle, []int, error) {
+// cards is the running jobs' cards as PlanCards takes them, or nil.
+func (h *Huitian) toBackfill(ctx context.Context, s *model.Snapshot, cards [][]int) (*cycle, []int, error) {
 	h.sweepEstimates()
-	c, err := h.newCycle(ctx, s)
+	c, err := h.newCycle(ctx, s, cards)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -881,8 +885,9 @@ const (
 	maxMisses = 32
 )
 
-// newCycle begins a plan of s: what every phase reads.
-func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, error) {
+// newCycle begins a plan of s: what every phase reads. cards is the
+// running jobs' cards as PlanCards takes them, or nil to resolve them.
+func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot, cards [][]int) (*cycle, error) {
 	// The planner's own: one Plan at a time, and nothing of a cycle
 	// outlives its Plan (a cycle's worth of allocation every cycle).
 	c := &h.cyc
@@ -895,11 +900,12 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot) (*cycle, erro
 	c.grace = baseline.OverrunGrace(s)
 	// The running jobs' cards, resolved once for the guarantee's plans
 	// and the predicted profile, or as PlanCards was given them.
-	var err error
-	if h.given != nil {
-		c.runCards = h.given
-	} else if c.runCards, err = h.cards.Resolve(s); err != nil {
-		return nil, err
+	c.runCards = cards
+	if cards == nil {
+		var err error
+		if c.runCards, err = h.cards.Resolve(s); err != nil {
+			return nil, err
+		}
 	}
 	for i, cards := range c.runCards {
 		if len(cards) == 0 {

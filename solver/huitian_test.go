@@ -388,7 +388,7 @@ func TestQueueInAnyOrderKeepsEntries(t *testing.T) {
 		if rapid.Bool().Draw(t, "reverse") {
 			// The walk's worst case: every entry is still found.
 			slices.Reverse(s2.Queued)
-			c, err := h.newCycle(context.Background(), &s2)
+			c, err := h.newCycle(context.Background(), &s2, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -607,10 +607,8 @@ func (w *walker) resRefs(cards []int) []model.CardRef {
 }
 
 // sameInts reports whether two lists hold the same numbers: at once when
-// they are the same slice.
-func sameInts(a, b []int) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
-}
+// they are the same slice (sameCards).
+func sameInts(a, b []int) bool { return sameCards(a, b) || slices.Equal(a, b) }
 
 // next says whether to consider one more job: not once the context is
 // cancelled, nor past its deadline once a job was considered. Jobs left

@@ -41,7 +41,6 @@ type scratch struct {
 	flatAt    int64
 	flatFree  flatFree // the list's free cards at one state (flatFreeNow)
 	bits      []uint64 // earliestFlat's chosen cards, fitFlat's seen ones: one bit each, cleared after use
-	last      []int    // EarliestStartOr's last cards, while it runs
 	// picked is the flat sweep's last answer (earliestFlat), which
 	// Reserve need not check card by card.
 	picked picked

@@ -28,7 +28,7 @@ type event struct {
 // per-node, per-island and per-switch counters tell in O(1) per event
 // whether the cards in the set can hold the job.
 func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, cards []int, ok bool) {
-	start, cards, ok, _ = p.earliest(after, dur, req, true, nil)
+	start, cards, ok, _ = p.earliest(after, dur, req, true, nil, nil)
 	return start, cards, ok
 }
 
@@ -43,9 +43,7 @@ func (p *Profile) EarliestStart(after, dur int64, req Request) (start int64, car
 // cards are read-only: Reserve trusts a list EarliestStartOr just
 // returned (picked).
 func (p *Profile) EarliestStartOr(after, dur int64, req Request, stop func() bool, last []int) (start int64, cards []int, ok, stopped bool) {
-	p.sc.last = last
-	defer func() { p.sc.last = nil }()
-	return p.earliest(after, dur, req, true, stop)
+	return p.earliest(after, dur, req, true, stop, last)
 }
 
 // stopEvery is how many events a sweep handles between two questions to
@@ -56,18 +54,19 @@ const stopEvery = 1024
 // EarliestTime is EarliestStart's time alone: the counters decide it
 // exactly, so no cards are chosen.
 func (p *Profile) EarliestTime(after, dur int64, req Request) (int64, bool) {
-	t, _, ok, _ := p.earliest(after, dur, req, false, nil)
+	t, _, ok, _ := p.earliest(after, dur, req, false, nil, nil)
 	return t, ok
 }
 
 // EarliestTimeOr is EarliestTime that gives up once stop returns true, as
 // EarliestStartOr does: stopped true and nothing else.
 func (p *Profile) EarliestTimeOr(after, dur int64, req Request, stop func() bool) (start int64, ok, stopped bool) {
-	start, _, ok, stopped = p.earliest(after, dur, req, false, stop)
+	start, _, ok, stopped = p.earliest(after, dur, req, false, stop, nil)
 	return start, ok, stopped
 }
 
-func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func() bool) (start int64, cards []int, ok, stopped bool) {
+// last, when not nil, is the caller's last cards (EarliestStartOr).
+func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func() bool, last []int) (start int64, cards []int, ok, stopped bool) {
 	if req.Cards <= 0 || dur <= 0 {
 		return 0, nil, false, false
 	}
@@ -77,7 +76,7 @@ func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func()
 	}
 	if p.flatCount(req) {
 		if base, in, _ := p.events(); len(in) == 0 {
-			start, cards, ok = p.earliestFlat(after, req.Cards, pick, base)
+			start, cards, ok = p.earliestFlat(after, req.Cards, pick, base, last)
 			return start, cards, ok, false
 		}
 	}
@@ -139,7 +138,7 @@ func (p *Profile) flatCount(req Request) bool {
 // choose them. It costs a binary search and the cards of one release time
 // or a few, not a pass over every event: the head of a flat 93,312-card
 // replay is placed every cycle.
-func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent) (int64, []int, bool) {
+func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent, last []int) (int64, []int, bool) {
 	if len(base) < k {
 		return 0, nil, false
 	}
@@ -193,7 +192,6 @@ func (p *Profile) earliestFlat(after int64, k int, pick bool, base []baseEvent) 
 	// Out in card order, the bits cleared as they are read: one card per
 	// node, so a card is its node's first. While they are the caller's
 	// last cards (EarliestStartOr), nothing is allocated.
-	last := p.sc.last
 	if len(last) != k {
 		last = nil
 	}
