@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/huitian/huitian/internal/wire"
 	"github.com/huitian/huitian/model"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 )
@@ -91,7 +92,7 @@ func (s *Server) compose(cluster string, lp *lastPlan, job string) (*pb.JobInsig
 	}
 	if ok && rec.Kind != model.EventUnspecified && (in.PlanTime == nil || !rec.Time.Before(in.PlanTime.AsTime())) {
 		in.EventTime = timestamppb.New(rec.Time)
-		in.Kind = allocKind(rec.Alloc)
+		in.Kind = wire.AllocKindProto(rec.Alloc)
 		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
 		in.EstimatedStart = nil
 		in.ReservationConfidence = 0

@@ -289,9 +289,9 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		in := get(r.Job.ID)
 		describe(in, &r.Job)
 		in.State = pb.JobState_JOB_STATE_RUNNING
-		in.Kind = allocKind(r.Kind)
-		in.Cards = cardRefs(r.Cards)
-		in.StartTime = tsOrNil(r.Start)
+		in.Kind = wire.AllocKindProto(r.Kind)
+		in.Cards = wire.CardRefs(r.Cards)
+		in.StartTime = wire.TimeOrNil(r.Start)
 		in.Progress = r.Progress
 		if r.ProtectedUntil.After(snap.Now) {
 			in.ProtectedUntil = timestamppb.New(r.ProtectedUntil)
@@ -324,12 +324,12 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 		in.QueuePosition = int32(i + 1)
 		in.PendingReason = pb.PendingReason(p.Reason)
 		in.Message = p.Message
-		in.EstimatedStart = tsOrNil(p.EstimatedStart)
+		in.EstimatedStart = wire.TimeOrNil(p.EstimatedStart)
 	}
 	for _, r := range d.Reservations {
 		in := get(r.JobID)
 		in.State = pb.JobState_JOB_STATE_RESERVED
-		in.Cards = cardRefs(r.Cards)
+		in.Cards = wire.CardRefs(r.Cards)
 		in.EstimatedStart = timestamppb.New(r.Start)
 		in.ReservationConfidence = wire.Probability(r.Confidence)
 		if in.Message == "" {
@@ -342,10 +342,10 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 	for _, st := range d.Starts {
 		in := get(st.JobID)
 		in.State = pb.JobState_JOB_STATE_STARTING
-		in.Kind = allocKind(st.Kind)
-		in.Cards = cardRefs(st.Cards)
+		in.Kind = wire.AllocKindProto(st.Kind)
+		in.Cards = wire.CardRefs(st.Cards)
 		in.PreemptionProbability = wire.Probability(st.PreemptProb)
-		in.ProtectedUntil = tsOrNil(st.ProtectedUntil)
+		in.ProtectedUntil = wire.TimeOrNil(st.ProtectedUntil)
 		in.Fragment = pb.FragmentClass(st.Fragment)
 		in.Message = st.Reason
 		in.PendingReason = pb.PendingReason_PENDING_REASON_UNSPECIFIED
@@ -430,26 +430,4 @@ func decodePlan(rec []byte) (*lastPlan, error) {
 // describe copies what the job asked for into its insight.
 func describe(in *pb.JobInsight, j *model.Job) {
 	in.User, in.JobClass, in.RequestedCards = j.User, j.Class, int32(j.Cards)
-}
-
-func allocKind(k model.AllocKind) pb.AllocationKind {
-	if k == model.Backfill {
-		return pb.AllocationKind_ALLOCATION_KIND_BACKFILL
-	}
-	return pb.AllocationKind_ALLOCATION_KIND_REGULAR
-}
-
-func cardRefs(rs []model.CardRef) []*pb.CardRef {
-	out := make([]*pb.CardRef, len(rs))
-	for i, r := range rs {
-		out[i] = &pb.CardRef{Node: r.Node, Index: int32(r.Index)}
-	}
-	return out
-}
-
-func tsOrNil(t time.Time) *timestamppb.Timestamp {
-	if t.IsZero() {
-		return nil
-	}
-	return timestamppb.New(t)
 }

@@ -176,20 +176,8 @@ func clusterFile(path string) (*model.Cluster, error) {
 		probs[i].Field = "cluster." + probs[i].Field
 	}
 	c := wire.Cluster(msg)
-	if serr := c.Seal(); serr != nil {
-		var verr *model.ValidationError
-		if !errors.As(serr, &verr) {
-			return nil, fmt.Errorf("sim: cluster %s: %w", path, serr)
-		}
-		seen := make(map[string]bool, len(probs))
-		for _, p := range probs {
-			seen[p.Field] = true
-		}
-		for _, p := range verr.Problems {
-			if !seen[p.Field] {
-				probs = append(probs, p)
-			}
-		}
+	if probs, err = wire.WithModelProblems(probs, c.Seal()); err != nil {
+		return nil, fmt.Errorf("sim: cluster %s: %w", path, err)
 	}
 	if len(probs) > 0 {
 		return nil, fmt.Errorf("sim: cluster %s: %w", path, &model.ValidationError{Problems: probs})

@@ -85,8 +85,8 @@ func EventProto(e model.Event) *pb.JobEvent {
 		JobId:      e.JobID,
 		Kind:       EventKindProto(e.Kind),
 		Time:       timestamppb.New(e.Time),
-		Allocation: allocKind(e.Alloc),
-		StartTime:  tsOrNil(e.Start),
+		Allocation: AllocKindProto(e.Alloc),
+		StartTime:  TimeOrNil(e.Start),
 		Exit:       pb.ExitState(e.Exit),
 		Action:     pb.PreemptionAction(e.Action),
 		Progress:   e.Progress,
@@ -117,7 +117,7 @@ func JobProto(j model.Job) *pb.JobSpec {
 		Id: j.ID, User: j.User, JobClass: j.Class, Cards: int32(j.Cards), CardsPerNode: int32(j.CardsPerNode),
 		TimeLimit: durOrNil(j.TimeLimit), Checkpointable: j.Checkpointable, CheckpointCost: durOrNil(j.CheckpointCost),
 		MaxPreemptionProbability: j.MaxPreemptProb, Priority: int32(j.Priority),
-		SubmitTime: tsOrNil(j.Submit), RequeueCount: int32(j.RequeueCount), CardModel: j.CardModel,
+		SubmitTime: TimeOrNil(j.Submit), RequeueCount: int32(j.RequeueCount), CardModel: j.CardModel,
 	}
 	switch j.Topology {
 	case model.TopologyAny:

@@ -55,6 +55,30 @@ func Problems(m proto.Message) ([]model.Problem, error) {
 	return out, nil
 }
 
+// WithModelProblems returns the contract's problems (Problems) followed
+// by those of the model's check (err, a *model.ValidationError, or nil)
+// on fields the contract's do not name. An error that is not a
+// validation error is returned as it is.
+func WithModelProblems(probs []model.Problem, err error) ([]model.Problem, error) {
+	if err == nil {
+		return probs, nil
+	}
+	var mv *model.ValidationError
+	if !errors.As(err, &mv) {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(probs))
+	for _, p := range probs {
+		seen[p.Field] = true
+	}
+	for _, p := range mv.Problems {
+		if !seen[p.Field] {
+			probs = append(probs, p)
+		}
+	}
+	return probs, nil
+}
+
 // Snapshot validates a PlanRequest and converts it. Invalid input gives a
 // *model.ValidationError (wrapping model.ErrInvalid) with every problem:
 // the contract's first, then the model's cross-field ones on other fields.
@@ -77,20 +101,8 @@ func Snapshot(req *pb.PlanRequest) (*model.Snapshot, error) {
 	for _, j := range req.GetQueued() {
 		s.Queued = append(s.Queued, Job(j))
 	}
-	if verr := s.Validate(); verr != nil {
-		var mv *model.ValidationError
-		if !errors.As(verr, &mv) {
-			return nil, verr
-		}
-		seen := make(map[string]bool, len(probs))
-		for _, p := range probs {
-			seen[p.Field] = true
-		}
-		for _, p := range mv.Problems {
-			if !seen[p.Field] {
-				probs = append(probs, p)
-			}
-		}
+	if probs, err = WithModelProblems(probs, s.Validate()); err != nil {
+		return nil, err
 	}
 	if len(probs) > 0 {
 		return nil, &model.ValidationError{Problems: probs}
@@ -219,7 +231,8 @@ func Options(o *pb.PlanOptions) model.Options {
 	}
 }
 
-func refs(rs []model.CardRef) []*pb.CardRef {
+// CardRefs converts card references.
+func CardRefs(rs []model.CardRef) []*pb.CardRef {
 	out := make([]*pb.CardRef, len(rs))
 	for i, r := range rs {
 		out[i] = &pb.CardRef{Node: r.Node, Index: int32(r.Index)}
@@ -227,7 +240,8 @@ func refs(rs []model.CardRef) []*pb.CardRef {
 	return out
 }
 
-func tsOrNil(t time.Time) *timestamppb.Timestamp {
+// TimeOrNil converts a time, the zero time to none.
+func TimeOrNil(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
 		return nil
 	}
@@ -236,15 +250,15 @@ func tsOrNil(t time.Time) *timestamppb.Timestamp {
 
 // Response converts a decision.
 func Response(d *model.Decision) *pb.PlanResponse {
-	out := &pb.PlanResponse{ReplanBy: tsOrNil(d.ReplanBy), Stats: &pb.SolverStats{
+	out := &pb.PlanResponse{ReplanBy: TimeOrNil(d.ReplanBy), Stats: &pb.SolverStats{
 		Solver: d.Stats.Solver, LpBound: d.Stats.LPBound, Objective: d.Stats.Objective, Gap: d.Stats.Gap,
 		SolveTime: durationpb.New(d.Stats.SolveTime), Fallback: d.Stats.Fallback,
 		Candidates: int32(d.Stats.Candidates), LpRows: int32(d.Stats.LPRows), LpCols: int32(d.Stats.LPCols),
 	}}
 	for _, s := range d.Starts {
 		st := &pb.Start{
-			JobId: s.JobID, Cards: refs(s.Cards), Kind: allocKind(s.Kind),
-			PreemptionProbability: Probability(s.PreemptProb), ProtectedUntil: tsOrNil(s.ProtectedUntil),
+			JobId: s.JobID, Cards: CardRefs(s.Cards), Kind: AllocKindProto(s.Kind),
+			PreemptionProbability: Probability(s.PreemptProb), ProtectedUntil: TimeOrNil(s.ProtectedUntil),
 			Fragment: pb.FragmentClass(s.Fragment), Reason: s.Reason,
 		}
 		if !s.Unbounded {
@@ -254,7 +268,7 @@ func Response(d *model.Decision) *pb.PlanResponse {
 	}
 	for _, r := range d.Reservations {
 		out.Reservations = append(out.Reservations, &pb.Reservation{
-			JobId: r.JobID, Cards: refs(r.Cards), StartTime: timestamppb.New(r.Start), Confidence: r.Confidence,
+			JobId: r.JobID, Cards: CardRefs(r.Cards), StartTime: timestamppb.New(r.Start), Confidence: r.Confidence,
 		})
 	}
 	for _, p := range d.Preemptions {
@@ -265,7 +279,7 @@ func Response(d *model.Decision) *pb.PlanResponse {
 	}
 	for _, p := range d.Pending {
 		out.Pending = append(out.Pending, &pb.Pending{
-			JobId: p.JobID, Reason: pb.PendingReason(p.Reason), Message: p.Message, EstimatedStart: tsOrNil(p.EstimatedStart),
+			JobId: p.JobID, Reason: pb.PendingReason(p.Reason), Message: p.Message, EstimatedStart: TimeOrNil(p.EstimatedStart),
 		})
 	}
 	return out
@@ -275,7 +289,8 @@ func Response(d *model.Decision) *pb.PlanResponse {
 // places, so that a sum's rounding error (3.55e-17) reads 0.
 func Probability(p float64) float64 { return math.Round(p*1e6) / 1e6 }
 
-func allocKind(k model.AllocKind) pb.AllocationKind {
+// AllocKindProto converts an allocation kind.
+func AllocKindProto(k model.AllocKind) pb.AllocationKind {
 	if k == model.Backfill {
 		return pb.AllocationKind_ALLOCATION_KIND_BACKFILL
 	}
