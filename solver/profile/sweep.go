@@ -94,6 +94,15 @@ func (p *Profile) earliest(after, dur int64, req Request, pick bool, stop func()
 			e := it.next()
 			f.update(int(e.card), e.add)
 			added = added || e.add
+			if !pick && e.add && f.feasible() {
+				// At one time the cards that leave come first (fill): the
+				// rest of t's events only add cards, and an added card
+				// only raises the counters, so t is the answer. A time
+				// needs no more; a placement needs every card of t (at
+				// 65,536 cards, a one-card job's time was a pass over
+				// every free card).
+				return t, nil, true, false
+			}
 			if n++; stop != nil && n%stopEvery == 0 && stop() {
 				return 0, nil, false, true
 			}
