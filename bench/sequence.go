@@ -154,6 +154,7 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 	}
 	next.Queued = append(next.Queued, back...)
 	arrive := max(0, q.depth-len(next.Queued)) + q.r.IntN(3)
+	from := len(next.Queued)
 	for range arrive {
 		j := drawJob(q.r, fmt.Sprintf("q-%d", q.next), 64)
 		q.next++
@@ -161,6 +162,10 @@ func (q *Sequence) Advance(d *model.Decision) []model.Event {
 		q.runtime[j.ID] = q.draw(j.TimeLimit)
 		next.Queued = append(next.Queued, j)
 	}
+	// Listed in submit order, as Slurm lists its queue (by job id): the
+	// queue's order, and every decision, is the same in any listing (the
+	// planners sort it), but not the cost of sorting it.
+	slices.SortStableFunc(next.Queued[from:], func(a, b model.Job) int { return a.Submit.Compare(b.Submit) })
 	slices.SortStableFunc(evs, func(a, b model.Event) int { return a.Time.Compare(b.Time) })
 	q.s, q.spare = next, s
 	return evs

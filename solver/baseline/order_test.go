@@ -16,12 +16,13 @@ import (
 // TestOrdersByIsTheSortedOrder checks Orders.By, with its raised jobs
 // sorted apart and merged in and its buffers reused from call to call,
 // against a plain sort of every job by priority plus bonus, submit time,
-// natural id and position — on queues listed in any order, with ties.
+// natural id and position — on queues listed in any order, or in submit
+// order but for a few jobs moved, with ties.
 func TestOrdersByIsTheSortedOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var o Orders
 		for range rapid.IntRange(1, 3).Draw(t, "calls") {
-			n := rapid.IntRange(0, 40).Draw(t, "jobs")
+			n := rapid.IntRange(0, 80).Draw(t, "jobs")
 			q := make([]model.Job, n)
 			bonus := map[string]int{}
 			for i := range q {
@@ -32,6 +33,24 @@ func TestOrdersByIsTheSortedOrder(t *testing.T) {
 				}
 				if rapid.IntRange(0, 3).Draw(t, "raised") == 0 {
 					bonus[q[i].ID] = rapid.IntRange(-1, 3).Draw(t, "bonus")
+				}
+			}
+			if rapid.Bool().Draw(t, "listed") {
+				// Listed as a resource manager lists it: by priority and
+				// submit time, but for a few moved (requeued jobs keep
+				// their submit).
+				slices.SortStableFunc(q, func(a, b model.Job) int {
+					if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+						return c
+					}
+					return a.Submit.Compare(b.Submit)
+				})
+				for range rapid.IntRange(0, 4).Draw(t, "moved") {
+					if n > 1 {
+						from, to := rapid.IntRange(0, n-1).Draw(t, "from"), rapid.IntRange(0, n-1).Draw(t, "to")
+						j := q[from]
+						q = slices.Insert(slices.Delete(q, from, from+1), to, j)
+					}
 				}
 			}
 			raise := func(j *model.Job) int { return bonus[j.ID] }
