@@ -41,8 +41,9 @@ headed by a gang that wants a whole switch — and between cycles acts on the
 decision (starts run, preemptions requeue), moves the clock one --step,
 ends the jobs whose runtime is up and submits new ones so that the queue
 stays as deep as asked, listed in submit order as Slurm lists its queue
-(a requeued job, with its old submit time, out of that order). Each policy runs its own sequence from the same
-start (same seed), --warmup cycles first (not counted).
+(a requeued job, with its old submit time, out of that order). Each
+policy runs its own sequence from the same start (same seed), --warmup
+cycles first (not counted).
 
 It prints p50/p99/max plan latency over the cycles, how many plans answered
 more than 10 ms past the budget (late), the p99's ratio to
