@@ -624,8 +624,47 @@ func (p *Profile) fitNow(dur int64, req Request, allow func(card int) bool) ([]i
 			return cards, out
 		}
 	}
+	if allow == nil && req.PerNode > 1 {
+		if cards := p.fitOnNodesOf(dur, req); cards != nil {
+			return cards, Fits
+		}
+		// No place: the reason is read from every free card, below.
+	}
 	p.refreshFree()
 	return p.fitAmong(dur, req, p.free, allow)
+}
+
+// fitOnNodesOf is fitAmong's placement of a request of PerNode cards on
+// each of its nodes among the free cards of the nodes with at least
+// PerNode free (the index's counts), or nil when it finds none: the only
+// nodes that can take part, so the placement is fitAmong's among all the
+// free cards (placement orders nodes totally, and skips those with fewer
+// candidate cards than PerNode). At 65,536 cards, where most nodes hold
+// a busy card or two, a gang of whole nodes read every free card.
+func (p *Profile) fitOnNodesOf(dur int64, req Request) []int {
+	p.fresh()
+	th := int32(req.PerNode)
+	free := p.sc.onNodes[:0]
+	for n, cnt := range p.ix.cnt {
+		if cnt < th {
+			continue
+		}
+		nd := &p.lay.Nodes[n]
+		for c := nd.First; c < nd.First+nd.Len; c++ {
+			if p.FreeNow(c) {
+				free = append(free, c)
+			}
+		}
+	}
+	p.sc.onNodes = free
+	if len(free) < req.Cards {
+		return nil
+	}
+	cards, out := p.fitAmong(dur, req, free, nil)
+	if out != Fits {
+		return nil
+	}
+	return cards
 }
 
 // FitNowOn is FitNow on the cards of the given nodes only.
