@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/huitian/huitian/internal/sorted"
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/profile"
 )
@@ -491,17 +492,7 @@ func sortListed(keys, out []orderKey, compare func(a, b orderKey) int) ([]orderK
 		return keys, out[:0]
 	}
 	slices.SortFunc(out, compare)
-	// Merge from the back: keys[:m] and out, both sorted.
-	i, j := m-1, len(out)-1
-	for k := len(keys) - 1; j >= 0; k-- {
-		if i >= 0 && compare(keys[i], out[j]) > 0 {
-			keys[k] = keys[i]
-			i--
-		} else {
-			keys[k] = out[j]
-			j--
-		}
-	}
+	sorted.MergeFunc(keys, m, out, compare)
 	return keys, out[:0]
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/huitian/huitian/internal/sorted"
 	"github.com/huitian/huitian/model"
 )
 
@@ -611,17 +612,7 @@ func mergeBase(old, add []baseEvent, mark []bool) []baseEvent {
 	slices.Sort(add)
 	n := len(keep)
 	keep = append(keep, add...)
-	// Merge from the back: keep[:n] and add, both sorted.
-	i, j := n-1, len(add)-1
-	for k := len(keep) - 1; j >= 0; k-- {
-		if i >= 0 && keep[i] > add[j] {
-			keep[k] = keep[i]
-			i--
-		} else {
-			keep[k] = add[j]
-			j--
-		}
-	}
+	sorted.Merge(keep, n, add)
 	return keep
 }
 
@@ -635,16 +626,7 @@ func mergeGaps(old, add []gap, mark []bool, order func(a, b gap) int) []gap {
 	}
 	n := len(keep)
 	keep = append(keep, add...)
-	i, j := n-1, len(add)-1
-	for k := len(keep) - 1; j >= 0; k-- {
-		if i >= 0 && order(keep[i], add[j]) > 0 {
-			keep[k] = keep[i]
-			i--
-		} else {
-			keep[k] = add[j]
-			j--
-		}
-	}
+	sorted.MergeFunc(keep, n, add, order)
 	return keep
 }
 
