@@ -174,7 +174,7 @@ func (d *Driver) Snapshot(ctx context.Context) (*rm.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(jobs, func(a, b *batchv1.Job) int { return strings.Compare(jobID(a), jobID(b)) })
+	slices.SortFunc(jobs, submitOrder)
 	s := &rm.Snapshot{Now: now, Cluster: inv.cluster}
 	for _, j := range jobs {
 		if j.Labels[LabelQueue] != d.cfg.Queue {
@@ -183,6 +183,18 @@ func (d *Driver) Snapshot(ctx context.Context) (*rm.Snapshot, error) {
 		d.observe(ctx, j, now, s)
 	}
 	return s, nil
+}
+
+// submitOrder lists Jobs as Slurm lists its queue, in submit order (the
+// creation time a Job's spec submits at; its id among those created in the
+// same second): the planners order the queue by priority and submit time,
+// and one listed so but for a few jobs costs them a merge, not a sort of
+// the whole queue (by name it was a sort every cycle).
+func submitOrder(a, b *batchv1.Job) int {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(jobID(a), jobID(b))
 }
 
 // markExternal leaves out cards held by claims of pods that are not pods of

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,26 @@ func TestRetention(t *testing.T) {
 	}
 	if got := retention(&pb.Start{}); got != "until done" {
 		t.Errorf("retention without a figure = %q, want until done", got)
+	}
+}
+
+// TestJobsListedInSubmitOrder: the snapshot lists Jobs by creation time,
+// then by id among those created in the same second, whatever their names.
+func TestJobsListedInSubmitOrder(t *testing.T) {
+	at := func(name, ns string, sec int) *batchv1.Job {
+		j := testJob(name, 1, nil)
+		j.Namespace = ns
+		j.CreationTimestamp = metav1.NewTime(t0.Add(time.Duration(sec) * time.Second))
+		return j
+	}
+	jobs := []*batchv1.Job{at("a", "ml", 30), at("z", "ml", 10), at("m", "ml", 20), at("b", "ml", 10), at("c", "cv", 10)}
+	slices.SortFunc(jobs, submitOrder)
+	var got []string
+	for _, j := range jobs {
+		got = append(got, jobID(j))
+	}
+	want := []string{"cv/c", "ml/b", "ml/z", "ml/m", "ml/a"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listing (-want +got):\n%s", diff)
 	}
 }
