@@ -345,7 +345,7 @@ type cycle struct {
 	easyOrder   []int        // the queue in EASY's order (no compensation): the guarantee's
 	posOf       []int        // queue position (in order) of each queued job, by index
 	pendPos     []int        // queue position of each pending entry
-	seenBuf     []holder     // startDistOf's holders
+	seenBuf     []holder     // holdersOf's list
 	cardScale   float64      // mean cards of this cycle's LP candidates (value's unit)
 	sat         int8         // saturated(): 0 not yet known, 1 yes, -1 no
 	// yieldable is, once a try of the guarantee asked (yieldAsked), the
@@ -1384,26 +1384,22 @@ func (c *cycle) runningRem(i int) (rem, held estimate.Dist) {
 	return rh.rem, rh.held
 }
 
-// releaseDist is the distribution of when a card is free: 0 when free now.
-func (c *cycle) releaseDist(card int) (estimate.Dist, bool) {
-	if i, ok := c.holder[card].running(); ok {
+// releaseDist is the distribution of when a holder's cards are free.
+func (c *cycle) releaseDist(hd holder) estimate.Dist {
+	if i, ok := hd.running(); ok {
 		_, held := c.runningRem(i)
-		return held, true
+		return held
 	}
-	if k, ok := c.holder[card].started(); ok {
-		return c.startDist[k], true
-	}
-	return estimate.Dist{}, false
+	k, _ := hd.started()
+	return c.startDist[k]
 }
 
-// startDistOf is the distribution of when all of cards are free: the
-// maximum of the release times of the jobs holding them.
-func (c *cycle) startDistOf(cards []int) estimate.Dist {
-	ds := c.h.maxOf[:0]
-	defer func() { c.h.maxOf = ds[:0] }()
-	// The holders seen: mostly few (a reservation's cards are held by a
-	// few jobs, neighbours mostly by the same one), so a list, and a map
-	// past a few dozen.
+// holdersOf lists the jobs holding cards, each once, in the order their
+// first card comes (the list is c.seenBuf's, good until the next call).
+// They are mostly few (a reservation's cards are held by a few jobs,
+// neighbours mostly by the same one), so a list, and a map past a few
+// dozen; a flat machine's head names tens of thousands of cards.
+func (c *cycle) holdersOf(cards []int) []holder {
 	seen := c.seenBuf[:0]
 	var many map[holder]bool
 	for _, id := range cards {
@@ -1414,19 +1410,27 @@ func (c *cycle) startDistOf(cards []int) estimate.Dist {
 		if many != nil && many[hd] || many == nil && slices.Contains(seen, hd) {
 			continue
 		}
-		if d, ok := c.releaseDist(id); ok {
-			seen = append(seen, hd)
-			ds = append(ds, d)
-			if many != nil {
-				many[hd] = true
-			} else if len(seen) > 32 {
-				many = make(map[holder]bool, 2*len(seen))
-				for _, x := range seen {
-					many[x] = true
-				}
+		seen = append(seen, hd)
+		if many != nil {
+			many[hd] = true
+		} else if len(seen) > 32 {
+			many = make(map[holder]bool, 2*len(seen))
+			for _, x := range seen {
+				many[x] = true
 			}
 		}
 	}
 	c.seenBuf = seen
+	return seen
+}
+
+// startDistOf is the distribution of when all of cards are free: the
+// maximum of the release times of the jobs holding them.
+func (c *cycle) startDistOf(cards []int) estimate.Dist {
+	ds := c.h.maxOf[:0]
+	defer func() { c.h.maxOf = ds[:0] }()
+	for _, hd := range c.holdersOf(cards) {
+		ds = append(ds, c.releaseDist(hd))
+	}
 	return estimate.MaxOf(ds)
 }

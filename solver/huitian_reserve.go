@@ -902,13 +902,11 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 // to (delayOK bounds the total by ε).
 func (c *cycle) survival(cards []int, t int64) float64 {
 	p := 1.0
-	seen := map[int]bool{}
-	for _, id := range cards {
-		i, ok := c.holder[id].running()
-		if !ok || seen[i] {
+	for _, hd := range c.holdersOf(cards) {
+		i, ok := hd.running()
+		if !ok {
 			continue
 		}
-		seen[i] = true
 		r := &c.s.Running[i]
 		if _, windowed := c.runWindow(i); windowed && !r.Job.Checkpointable {
 			rem, _ := c.runningRem(i)
