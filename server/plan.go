@@ -409,7 +409,11 @@ func encodePlan(lp *lastPlan) ([]byte, error) {
 
 func decodePlan(rec []byte) (*lastPlan, error) {
 	r := bytes.NewReader(rec)
-	uo := protodelim.UnmarshalOptions{MaxSize: -1}
+	// No message in the record is longer than the record: a damaged
+	// length prefix is an error, not an allocation of what it claims
+	// (unbounded, a prefix near 2^63 panicked the server as it loaded
+	// its store; FuzzDecodePlan).
+	uo := protodelim.UnmarshalOptions{MaxSize: int64(len(rec))}
 	lp := &lastPlan{header: &pb.GetStatusResponse{}, jobs: map[string]*pb.JobInsight{}}
 	if err := uo.UnmarshalFrom(r, lp.header); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
