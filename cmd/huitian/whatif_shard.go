@@ -179,8 +179,13 @@ func readShard(path string) (*shardFile, error) {
 	if err := dec.Decode(&sf); err != nil {
 		return nil, fmt.Errorf("%s: not a partial result of huitian whatif --shard: %w", path, err)
 	}
-	if sf.Format != shardFormat {
+	switch {
+	case sf.Format != shardFormat:
 		return nil, fmt.Errorf("%s: format %q, want %q", path, sf.Format, shardFormat)
+	case sf.Shards < 1 || sf.Shard < 0 || sf.Shard >= sf.Shards:
+		return nil, fmt.Errorf("%s: shard %d of %d: want 0 ≤ shard < shards", path, sf.Shard, sf.Shards)
+	case sf.Runs < 0:
+		return nil, fmt.Errorf("%s: runs %d: want ≥ 0", path, sf.Runs)
 	}
 	return &sf, nil
 }
@@ -229,27 +234,31 @@ func runMerge(cmd *cobra.Command, o whatifOutputs, paths []string) error {
 		}
 		files[i] = sf
 	}
-	// 2. The parts of one sweep: same kind, count and sweep, every shard once.
+	// 2. The parts of one sweep: same kind, count and sweep, every shard
+	// once. The shard count is the files' word: a map, not a list that
+	// long.
 	first := files[0]
-	byShard := make([]string, max(first.Shards, 1))
+	byShard := make(map[int]string, len(files))
 	for i, sf := range files {
 		switch {
 		case sf.Kind != first.Kind || sf.Shards != first.Shards || sf.Runs != first.Runs || !bytes.Equal(sf.Sweep, first.Sweep):
 			return exitWith(2, fmt.Errorf("merge: %s and %s are parts of different sweeps (kind, shard count or what was run differ)", paths[0], paths[i]))
-		case sf.Shard < 0 || sf.Shard >= len(byShard):
-			return exitWith(2, fmt.Errorf("merge: %s: shard %d of %d", paths[i], sf.Shard, sf.Shards))
 		case byShard[sf.Shard] != "":
 			return exitWith(2, fmt.Errorf("merge: %s and %s are both shard %d/%d", byShard[sf.Shard], paths[i], sf.Shard, sf.Shards))
 		}
 		byShard[sf.Shard] = paths[i]
 	}
-	var missing []string
-	for i, p := range byShard {
-		if p == "" {
-			missing = append(missing, fmt.Sprintf("%d/%d", i, len(byShard)))
+	if len(byShard) < first.Shards {
+		const named = 8
+		var missing []string
+		for i := 0; len(missing) < named && i < first.Shards; i++ {
+			if byShard[i] == "" {
+				missing = append(missing, fmt.Sprintf("%d/%d", i, first.Shards))
+			}
 		}
-	}
-	if len(missing) > 0 {
+		if more := first.Shards - len(byShard) - len(missing); more > 0 {
+			missing = append(missing, fmt.Sprintf("and %d more", more))
+		}
 		return exitWith(2, fmt.Errorf("merge: no file for shard %s", strings.Join(missing, ", ")))
 	}
 	// 3. The runs in their places.
@@ -301,7 +310,7 @@ func runMerge(cmd *cobra.Command, o whatifOutputs, paths []string) error {
 	for w := range results {
 		if p := slices.Index(results[w], nil); p >= 0 {
 			run := w*len(policies) + p
-			return exitWith(2, fmt.Errorf("merge: run %d (%s) is missing from shard %d's file %s", run, policies[p], run%len(byShard), byShard[run%len(byShard)]))
+			return exitWith(2, fmt.Errorf("merge: run %d (%s) is missing from shard %d's file %s", run, policies[p], run%first.Shards, byShard[run%first.Shards]))
 		}
 	}
 	// 4. The output, as the single run writes it.

@@ -150,12 +150,29 @@ func TestShardMergeRefuses(t *testing.T) {
 	files := runShards(t, dir, 2, args...)
 	other := runShards(t, t.TempDir(), 2, append(args[:len(args):len(args)], "--estimates", "exact")...)
 	ties := runShards(t, t.TempDir(), 2, append(args[:len(args):len(args)], "--ties", "arrival")...)
+	// part-0.json claiming a sweep of 2^62 shards, and one claiming to be
+	// shard 5 of 2.
+	part0, err := os.ReadFile(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge, beyond := filepath.Join(dir, "huge.json"), filepath.Join(dir, "beyond.json")
+	for path, edit := range map[string][2]string{huge: {`"shards":2`, `"shards":4611686018427387904`}, beyond: {`"shard":0`, `"shard":5`}} {
+		if !bytes.Contains(part0, []byte(edit[0])) {
+			t.Fatalf("part-0.json has no %s", edit[0])
+		}
+		if err := os.WriteFile(path, bytes.Replace(part0, []byte(edit[0]), []byte(edit[1]), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"a shard is missing", []string{"whatif", "merge", files[0]}, "no file for shard"},
+		{"2^62 shards", []string{"whatif", "merge", huge}, "no file for shard 1/4611686018427387904, 2/4611686018427387904"},
+		{"a shard beyond the count", []string{"whatif", "merge", beyond, files[0]}, "shard 5 of 2"},
 		{"a shard twice", []string{"whatif", "merge", files[0], files[1], files[0]}, "are both shard"},
 		{"another sweep", []string{"whatif", "merge", files[0], other[0]}, "different sweeps"},
 		{"other ties", []string{"whatif", "merge", files[0], ties[0]}, "different sweeps"},
