@@ -119,7 +119,7 @@ func Flat(n int) (*model.Cluster, error) {
 // HGX returns n HGX-style nodes of 8 cards, all of a node's cards in one
 // NVSwitch island, nodes grouped 32 to a leaf switch under one spine.
 func HGX(n int) (*model.Cluster, error) {
-	if n < 1 || n*hgxCardsPerNode > maxSpecCards {
+	if n < 1 || n > maxSpecCards/hgxCardsPerNode { // n×8 overflowed past 2^60 nodes (FuzzClusterSpec)
 		return nil, fmt.Errorf("%w: hgx:%d: want 1 … %d nodes", ErrClusterSpec, n, maxSpecCards/hgxCardsPerNode)
 	}
 	return shape.Uniform{

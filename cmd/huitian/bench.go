@@ -17,6 +17,14 @@ import (
 	"github.com/huitian/huitian/model"
 )
 
+// The largest sizes bench builds: a machine of 2^22 cards (as sim's
+// cluster specs) and as many queued jobs. Beyond them a size is a typo,
+// and a negative one built a cluster of no node.
+const (
+	maxBenchCards  = 1 << 22
+	maxBenchQueued = 1 << 22
+)
+
 func newBenchCmd() *cobra.Command {
 	var (
 		cards, queued []int
@@ -68,6 +76,16 @@ p99's ratio to EASY's of the same round.`,
 					return exitWith(2, fmt.Errorf("--policy: unknown policy %q", name))
 				}
 				pols = append(pols, p)
+			}
+			for _, c := range cards {
+				if c < 1 || c > maxBenchCards {
+					return exitWith(2, fmt.Errorf("--cards %d: want 1 … %d (rounded up to whole 8-card nodes)", c, maxBenchCards))
+				}
+			}
+			for _, q := range queued {
+				if q < 0 || q > maxBenchQueued {
+					return exitWith(2, fmt.Errorf("--queued %d: want 0 … %d", q, maxBenchQueued))
+				}
 			}
 			if cycles < 1 || warmup < 0 || step <= 0 || rounds < 1 {
 				return exitWith(2, fmt.Errorf("--cycles %d, --warmup %d, --step %s, --rounds %d: want at least one cycle, no negative warm-up, a positive step, at least one round", cycles, warmup, step, rounds))

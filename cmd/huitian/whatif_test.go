@@ -666,3 +666,21 @@ func TestWhatifLoad(t *testing.T) {
 		wantUsageError(t, args...)
 	}
 }
+
+// TestBenchRefusesBadSizes: a size bench cannot build is refused with
+// exit status 2 naming the flag (a negative --cards panicked building a
+// cluster of no node).
+func TestBenchRefusesBadSizes(t *testing.T) {
+	for _, tc := range []struct{ cards, queued, want string }{
+		{"-5", "1", "--cards -5"},
+		{"0", "1", "--cards 0"},
+		{"99999999999", "1", "--cards 99999999999"},
+		{"8", "-3", "--queued -3"},
+	} {
+		_, _, err := runCLI(t, "bench", "--cards="+tc.cards, "--queued="+tc.queued, "--cycles=1", "--policy=easy")
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bench --cards=%s --queued=%s: error %v, want exit status 2 naming %q", tc.cards, tc.queued, err, tc.want)
+		}
+	}
+}
