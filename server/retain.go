@@ -54,7 +54,7 @@ func (r Retention) validate() error {
 	if r.Plans < 0 {
 		errs = append(errs, fmt.Errorf("retain plans: must not be negative, got %d", r.Plans))
 	}
-	if r.CompactFree < 0 || r.CompactFree > 1 {
+	if !(r.CompactFree >= 0 && r.CompactFree <= 1) { // NaN too
 		errs = append(errs, fmt.Errorf("compact free: must be a share in [0, 1] (0: never at start), got %g", r.CompactFree))
 	}
 	return errors.Join(errs...)

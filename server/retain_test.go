@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -350,4 +352,19 @@ func storeBytes(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// TestRetentionRefusesWhatIsNoShare: the compaction threshold is a share
+// in [0, 1]; NaN compared false both ways and was accepted.
+func TestRetentionRefusesWhatIsNoShare(t *testing.T) {
+	for _, f := range []float64{-2, 1.5, math.NaN(), math.Inf(1)} {
+		if err := (Retention{CompactFree: f}).validate(); err == nil || !strings.Contains(err.Error(), "compact free") {
+			t.Errorf("CompactFree %g: %v, want refused", f, err)
+		}
+	}
+	for _, f := range []float64{0, 0.5, 1} {
+		if err := (Retention{CompactFree: f}).validate(); err != nil {
+			t.Errorf("CompactFree %g: %v", f, err)
+		}
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/huitian/huitian/sim/report"
 	"github.com/huitian/huitian/sim/trace"
 	"github.com/huitian/huitian/solver"
+	"github.com/huitian/huitian/solver/baseline"
 )
 
 // whatifFlags are the whatif command's flags.
@@ -233,6 +234,9 @@ a miss is beyond chance: the mean less t standard errors (Student's t at
 // parsePolicies reads the --policy list; every name must be a policy the
 // solver builds.
 func parsePolicies(list string, depth int) ([]policyRun, error) {
+	if depth < 0 {
+		return nil, fmt.Errorf("--depth %d: want ≥ 0 (0: hybrid's default, %d)", depth, baseline.DefaultHybridDepth)
+	}
 	var out []policyRun
 	seen := map[string]bool{}
 	for name := range strings.SplitSeq(list, ",") {

@@ -298,6 +298,9 @@ func TestWhatifPlacementSuffix(t *testing.T) {
 	if _, err := parsePolicies("easy+tight", 0); err == nil || !strings.Contains(err.Error(), "+aligned") {
 		t.Errorf("easy+tight: %v, want an unknown policy naming the suffixes", err)
 	}
+	if _, err := parsePolicies("hybrid", -3); err == nil || !strings.Contains(err.Error(), "--depth -3") {
+		t.Errorf("--depth -3: %v, want it refused (it was hybrid's default)", err)
+	}
 	r := whatifResults(t, 5, "--trace", "synth:jobs=4000,seed=3,load=0.9", "--cluster", "hgx:8",
 		"--policy", "easy,easy+bestfit,easy+aligned,huitian-greedy,huitian-greedy+aligned")
 	same := func(a, b int) bool { return r[a].sameRun(r[b]) }
