@@ -22,7 +22,7 @@ func FuzzWhatIf(f *testing.F) {
 	for _, req := range []*pb.WhatIfRequest{
 		uploadRequest([]byte(smallSWF), smallPolicies...),
 		{Trace: &pb.WhatIfRequest_SynthSpec{SynthSpec: "synth:jobs=40,seed=2,cards=16"}, Format: pb.TraceFormat_TRACE_FORMAT_SYNTH,
-			Cluster: &pb.WhatIfRequest_Shape{Shape: &pb.ClusterShape{Nodes: 2, CardsPerNode: 8, NodesPerSwitch: 1}},
+			Cluster:  &pb.WhatIfRequest_Shape{Shape: &pb.ClusterShape{Nodes: 2, CardsPerNode: 8, NodesPerSwitch: 1}},
 			Policies: []pb.Policy{pb.Policy_POLICY_EASY, pb.Policy_POLICY_HUITIAN_GREEDY}, MaxJobs: 30},
 		{Trace: &pb.WhatIfRequest_SynthSpec{SynthSpec: "synth:jobs=20"}, Format: pb.TraceFormat_TRACE_FORMAT_SYNTH,
 			Cluster: &pb.WhatIfRequest_ClusterPreset{ClusterPreset: "hgx:1"}, Policies: []pb.Policy{pb.Policy_POLICY_CONSERVATIVE}},
