@@ -156,53 +156,66 @@ func TestOverranWindowIsRequeued(t *testing.T) {
 	}
 }
 
-// TestReplanByWithinTheMargin: a job past its window is requeued for the
-// head once the head's reservation is within the margin, with the margin
-// as its notice; so a decision asks for a cycle then. Without it, a job
-// whose window ended 71 s before the reservation was told when some other
-// event brought a cycle, 56 s before it, and the head started 4 s past its
-// promise (KTH-SP2 at load 0.9). The cycle it asks for tells the job, with
-// a notice that runs out at the reservation.
+// TestReplanByWithinTheMargin: a job that cannot checkpoint, admitted
+// into a window, is requeued for the head once the head's reservation is
+// within the margin (its notice), if it overran its window or its window
+// ends within its notice; so a decision asks for a cycle then, and that
+// cycle tells the job, with a notice that runs out at the reservation.
+// Before, a job whose window ended 71 s before the reservation was told
+// when some other event brought a cycle, 56 s before it, and the head
+// started 4 s past its promise (KTH-SP2 at load 0.9); and a job whose
+// window ended at the reservation was told only once past it, and the
+// head started a notice (60 s) late (three times on KTH-SP2 at 0.7).
 func TestReplanByWithinTheMargin(t *testing.T) {
 	c := modeltest.Uniform(1, 4, 0)
 	now := modeltest.Epoch.Add(10 * time.Hour)
 	cfg := DefaultConfig()
-	// main ends by its limit 71 s from now; bf, which cannot checkpoint,
-	// holds card 3 past its window (ended 10 s ago).
-	main := modeltest.Job("main").Cards(3).Limit(time.Hour).Build()
-	bf := modeltest.Job("bf").Cards(1).Limit(3 * time.Hour).Build()
-	head := modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build()
-	at := func(now time.Time) *model.Snapshot {
-		r1 := modeltest.Running(main, modeltest.Epoch.Add(10*time.Hour+71*time.Second-time.Hour), modeltest.Refs("n000", 0, 3)...)
-		r2 := modeltest.Running(bf, modeltest.Epoch.Add(9*time.Hour), modeltest.Ref("n000", 3))
-		r2.Kind = model.Backfill
-		return &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{r1, r2}, Queued: []model.Job{head}}
-	}
-	h := NewHuitianGreedy(cfg)
-	h.mem.window["bf"] = now.Add(-10 * time.Second)
-	s := at(now)
-	if err := s.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := h.Plan(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
 	promise := now.Add(71 * time.Second)
-	if len(d.Reservations) != 1 || !d.Reservations[0].Start.Equal(promise) || len(d.Preemptions) != 0 {
-		t.Fatalf("reservations %+v, preemptions %+v; want the head at %v and no preemption yet", d.Reservations, d.Preemptions, promise)
-	}
-	if want := promise.Add(-cfg.Preempt.Margin); !d.ReplanBy.Equal(want) {
-		t.Fatalf("ReplanBy %v, want %v: the reservation within the margin", d.ReplanBy, want)
-	}
-	s = at(d.ReplanBy)
-	d, err = h.Plan(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Preemptions) != 1 || d.Preemptions[0].JobID != "bf" || d.Preemptions[0].Action != model.PreemptRequeue ||
-		!s.Now.Add(d.Preemptions[0].Notice).Equal(promise) {
-		t.Fatalf("preemptions %+v, want bf requeued with a notice that runs out at %v", d.Preemptions, promise)
+	for _, tc := range []struct {
+		name      string
+		windowEnd time.Time
+	}{
+		{"the window ended 10 s ago", now.Add(-10 * time.Second)},
+		{"the window ends at the reservation", promise},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// main ends by its limit at the promise; bf, which cannot
+			// checkpoint, holds card 3 in its window.
+			main := modeltest.Job("main").Cards(3).Limit(time.Hour).Build()
+			bf := modeltest.Job("bf").Cards(1).Limit(3 * time.Hour).Build()
+			head := modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build()
+			at := func(now time.Time) *model.Snapshot {
+				r1 := modeltest.Running(main, promise.Add(-time.Hour), modeltest.Refs("n000", 0, 3)...)
+				r2 := modeltest.Running(bf, modeltest.Epoch.Add(9*time.Hour), modeltest.Ref("n000", 3))
+				r2.Kind = model.Backfill
+				return &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{r1, r2}, Queued: []model.Job{head}}
+			}
+			h := NewHuitianGreedy(cfg)
+			h.mem.window["bf"] = tc.windowEnd
+			s := at(now)
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			d, err := h.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Reservations) != 1 || !d.Reservations[0].Start.Equal(promise) || len(d.Preemptions) != 0 {
+				t.Fatalf("reservations %+v, preemptions %+v; want the head at %v and no preemption yet", d.Reservations, d.Preemptions, promise)
+			}
+			if want := promise.Add(-cfg.Preempt.Margin); !d.ReplanBy.Equal(want) {
+				t.Fatalf("ReplanBy %v, want %v: the reservation within the margin", d.ReplanBy, want)
+			}
+			s = at(d.ReplanBy)
+			d, err = h.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Preemptions) != 1 || d.Preemptions[0].JobID != "bf" || d.Preemptions[0].Action != model.PreemptRequeue ||
+				!s.Now.Add(d.Preemptions[0].Notice).Equal(promise) {
+				t.Fatalf("preemptions %+v, want bf requeued with a notice that runs out at %v", d.Preemptions, promise)
+			}
+		})
 	}
 }
 
