@@ -15,6 +15,8 @@ import (
 	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver/baseline"
 	"github.com/huitian/huitian/solver/clp"
+	"github.com/huitian/huitian/solver/estimate"
+	"github.com/huitian/huitian/solver/tune"
 )
 
 // TestEveryEASYStartIsKept: whatever huitian adds, every job EASY starts in
@@ -1030,5 +1032,35 @@ func TestAblate(t *testing.T) {
 	}
 	if err := Ablate(easy, Ablation{NoSaturation: true}); err == nil {
 		t.Error("an ablation on EASY: no error")
+	}
+}
+
+// TestProtectionAndNoticeFitBeforeTheClaim: a backfill job on cards a
+// reservation claims at t is admitted only if, running on, it can yield
+// by t: its protection (f × its median) and then its notice (checkpoint
+// cost plus the margin; the margin alone when it cannot checkpoint) end
+// by t. With the protection alone, a job admitted 75 s before the claim,
+// protected 13 s with a notice of 131 s, held the head 25 s past its
+// promise.
+func TestProtectionAndNoticeFitBeforeTheClaim(t *testing.T) {
+	cfg := DefaultConfig()
+	c := &cycle{h: NewHuitianGreedy(cfg), params: tune.Params{ProtectFraction: 0.1}}
+	d := estimate.Point(600) // protected 60 s
+	margin := int64(cfg.Preempt.Margin.Seconds())
+	ckpt := modeltest.Job("ckpt").Cards(1).Limit(time.Hour).Checkpoint(71 * time.Second).Build()
+	plain := modeltest.Job("plain").Cards(1).Limit(time.Hour).Build()
+	for _, tc := range []struct {
+		j    model.Job
+		need int64 // the earliest claim it fits before
+	}{
+		{ckpt, 60 + 71 + margin},
+		{plain, 60 + margin},
+	} {
+		if c.protectionFits(&tc.j, d, tc.need-1) {
+			t.Errorf("%s: fits a claim at %d s, want one at %d s or later (protection, then the notice)", tc.j.ID, tc.need-1, tc.need)
+		}
+		if !c.protectionFits(&tc.j, d, tc.need) {
+			t.Errorf("%s: does not fit a claim at %d s (protection 60 s, then the notice)", tc.j.ID, tc.need)
+		}
 	}
 }
