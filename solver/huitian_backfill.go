@@ -8,6 +8,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
 	"github.com/huitian/huitian/solver/estimate"
+	"github.com/huitian/huitian/solver/preempt"
 	"github.com/huitian/huitian/solver/profile"
 )
 
@@ -302,11 +303,7 @@ func (c *cycle) startBackfill(j *model.Job, cards []int, e jobEst, rk risk, v ve
 // protected 13 s and with a notice of 131 s, held the head to its own
 // limit (25 s past the head's promise, on a synthetic workload).
 func (c *cycle) protectionFits(j *model.Job, d estimate.Dist, t int64) bool {
-	notice := c.h.cfg.Preempt.Margin
-	if j.Checkpointable {
-		notice += j.CheckpointCost
-	}
-	return c.params.ProtectFraction*d.Quantile(0.5)+notice.Seconds() <= float64(t)
+	return c.params.ProtectFraction*d.Quantile(0.5)+preempt.Notice(c.h.cfg.Preempt, j).Seconds() <= float64(t)
 }
 
 // estimateStarts fills the estimated start of waiting jobs that hold no

@@ -954,9 +954,7 @@ func (c *cycle) replanBy() time.Time {
 		w, ok := c.runWindow(i)
 		note(w)
 		windowed = windowed || ok
-		if r.Job.Checkpointable {
-			notice = max(notice, r.Job.CheckpointCost+cfg.Margin)
-		}
+		notice = max(notice, preempt.Notice(cfg, &r.Job))
 	}
 	for i := range c.d.Starts {
 		if st := &c.d.Starts[i]; st.Kind == model.Backfill {

@@ -65,6 +65,16 @@ func Lost(r *model.Running, action model.PreemptAction, stop time.Time) float64 
 	return cards * stop.Sub(r.Start).Seconds()
 }
 
+// Notice is the notice job j is told to yield with: its checkpoint cost
+// and the margin when it can checkpoint (it is suspended), the margin
+// alone when it cannot (it is requeued).
+func Notice(c Config, j *model.Job) time.Duration {
+	if j.Checkpointable {
+		return j.CheckpointCost + c.Margin
+	}
+	return c.Margin
+}
+
 // ReleaseOf applies the rules to one running job at now. thresholdPassed
 // says whether the reserved job that wants the cards has waited past the
 // threshold (only then may a job that cannot checkpoint be requeued).
@@ -77,7 +87,7 @@ func ReleaseOf(c Config, r *model.Running, now time.Time, thresholdPassed bool) 
 		from = r.ProtectedUntil
 	}
 	if r.Job.Checkpointable {
-		n := r.Job.CheckpointCost + c.Margin
+		n := Notice(c, &r.Job)
 		return Release{OK: true, At: from.Add(n), Action: model.PreemptSuspend, Notice: n, Lost: Lost(r, model.PreemptSuspend, from)}
 	}
 	if !thresholdPassed {
