@@ -26,8 +26,9 @@ const (
 	hgxCardMemBytes = 80 << 30
 )
 
-// maxSpecCards bounds the size of a generated cluster.
-const maxSpecCards = 1 << 22
+// MaxSpecCards bounds the size of a generated cluster (flat:N, hgx:N, an
+// openb node list), and of huitian bench's.
+const MaxSpecCards = 1 << 22
 
 // ClusterSpecs describes the specs ParseCluster reads, for help texts.
 const ClusterSpecs = `flat (the trace's machine size), flat:N (N single-card nodes), ` +
@@ -102,8 +103,8 @@ func width(n int) int { return len(strconv.Itoa(n - 1)) }
 // Flat returns n single-card nodes, p0…p(n-1) zero-padded, with no
 // topology: a machine of n interchangeable processors.
 func Flat(n int) (*model.Cluster, error) {
-	if n < 1 || n > maxSpecCards {
-		return nil, fmt.Errorf("%w: flat:%d: want 1 … %d cards", ErrClusterSpec, n, maxSpecCards)
+	if n < 1 || n > MaxSpecCards {
+		return nil, fmt.Errorf("%w: flat:%d: want 1 … %d cards", ErrClusterSpec, n, MaxSpecCards)
 	}
 	c := &model.Cluster{ID: "flat-" + strconv.Itoa(n), Nodes: make([]model.Node, n)}
 	w := width(n)
@@ -119,8 +120,8 @@ func Flat(n int) (*model.Cluster, error) {
 // HGX returns n HGX-style nodes of 8 cards, all of a node's cards in one
 // NVSwitch island, nodes grouped 32 to a leaf switch under one spine.
 func HGX(n int) (*model.Cluster, error) {
-	if n < 1 || n > maxSpecCards/hgxCardsPerNode { // n×8 overflowed past 2^60 nodes (FuzzClusterSpec)
-		return nil, fmt.Errorf("%w: hgx:%d: want 1 … %d nodes", ErrClusterSpec, n, maxSpecCards/hgxCardsPerNode)
+	if n < 1 || n > MaxSpecCards/hgxCardsPerNode { // not n×8: it wrapped past 2^60 nodes
+		return nil, fmt.Errorf("%w: hgx:%d: want 1 … %d nodes", ErrClusterSpec, n, MaxSpecCards/hgxCardsPerNode)
 	}
 	return shape.Uniform{
 		ID: "hgx-" + strconv.Itoa(n), Nodes: n, CardsPerNode: hgxCardsPerNode,
@@ -145,8 +146,8 @@ func openbCluster(path string) (*model.Cluster, error) {
 	total := 0
 	for i, n := range nl.Nodes {
 		total += n.Cards
-		if total > maxSpecCards {
-			return nil, fmt.Errorf("%w: %s: more than %d cards", ErrClusterSpec, path, maxSpecCards)
+		if total > MaxSpecCards {
+			return nil, fmt.Errorf("%w: %s: more than %d cards", ErrClusterSpec, path, MaxSpecCards)
 		}
 		cards := make([]model.Card, n.Cards)
 		for k := range cards {

@@ -59,7 +59,7 @@ func FuzzClusterSpec(f *testing.F) {
 		if kind == "file" || kind == "openb" || strings.HasSuffix(spec, ".json") {
 			return // names a file: FuzzClusterFile's
 		}
-		if n, err := strconv.Atoi(arg); err == nil && n > 4096 && n <= maxSpecCards || maxCards > 4096 {
+		if n, err := strconv.Atoi(arg); err == nil && n > 4096 && n <= MaxSpecCards || maxCards > 4096 {
 			return // a valid large machine takes long to build, not to refuse
 		}
 		c, err := ParseCluster(spec, maxCards)

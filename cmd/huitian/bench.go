@@ -15,14 +15,15 @@ import (
 
 	"github.com/huitian/huitian/bench"
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/sim"
 )
 
-// The largest sizes bench builds: a machine of 2^22 cards (as sim's
-// cluster specs) and as many queued jobs. Beyond them a size is a typo,
-// and a negative one built a cluster of no node.
+// The largest sizes bench builds: a machine as large as sim's cluster
+// specs make, and as many queued jobs. Beyond them a size is a typo, and
+// a negative one built a cluster of no node.
 const (
-	maxBenchCards  = 1 << 22
-	maxBenchQueued = 1 << 22
+	maxBenchCards  = sim.MaxSpecCards
+	maxBenchQueued = sim.MaxSpecCards
 )
 
 func newBenchCmd() *cobra.Command {
