@@ -23,7 +23,9 @@ func Merge[T cmp.Ordered](s []T, n int, add []T) {
 	}
 }
 
-// MergeFunc is Merge in the order cmp.
+// MergeFunc is Merge in the order cmp. Merge keeps its own loop: it
+// merges the profile's events every cycle, where a call through cmp per
+// step costs more than the comparison.
 func MergeFunc[T any](s []T, n int, add []T, cmp func(a, b T) int) {
 	i, j := n-1, len(add)-1
 	for k := len(s) - 1; j >= 0; k-- {
