@@ -24,8 +24,8 @@ func Merge[T cmp.Ordered](s []T, n int, add []T) {
 }
 
 // MergeFunc is Merge in the order cmp. Merge keeps its own loop: it
-// merges the profile's events every cycle, where a call through cmp per
-// step costs more than the comparison.
+// merges the profile's events every cycle, and MergeFunc with
+// cmp.Compare took 2.5–4.5× as long (2,000 into 100,000 int64s).
 func MergeFunc[T any](s []T, n int, add []T, cmp func(a, b T) int) {
 	i, j := n-1, len(add)-1
 	for k := len(s) - 1; j >= 0; k-- {
