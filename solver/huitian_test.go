@@ -102,7 +102,7 @@ func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 // in two places at once, topology honoured — and the mechanisms' own rules:
 // opted-out jobs never backfill; low-risk jobs never above their limit;
 // regular and protected jobs never preempted; a job that cannot checkpoint
-// only after the threshold or once it overran its window; every queued job
+// only after the threshold or once its window ends within its notice; every queued job
 // accounted for once; and a reservation is never delayed by a backfill
 // start except through a preemption the rules allow: a backfill start on
 // a reservation's cards ends by its time limit before the reservation
@@ -197,9 +197,11 @@ func TestHuitianInvariants(t *testing.T) {
 				first, ok := h.mem.firstReserved[p.ForJobID]
 				past := ok && s.Now.Sub(first) > h.cfg.Preempt.Threshold
 				w, windowed := h.mem.window[p.JobID]
-				overran := windowed && !s.Now.Before(w)
-				if p.Action != model.PreemptRequeue || !past && !overran {
-					t.Fatalf("%s (cannot checkpoint) preempted by %v for %s before the threshold and within its window", p.JobID, p.Action, p.ForJobID)
+				// Its notice is the margin: told once its window ends
+				// within it (ending there, it would hold the head late).
+				ending := windowed && !s.Now.Add(h.cfg.Preempt.Margin).Before(w)
+				if p.Action != model.PreemptRequeue || !past && !ending {
+					t.Fatalf("%s (cannot checkpoint) preempted by %v for %s before the threshold and more than its notice inside its window", p.JobID, p.Action, p.ForJobID)
 				}
 			}
 		}
