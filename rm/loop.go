@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"connectrpc.com/connect"
@@ -64,8 +65,16 @@ type Informer interface {
 
 // Options tune a Loop.
 type Options struct {
-	// Interval is the time between cycle starts (default 10s).
+	// Interval is the longest time between cycle starts (default 10s). A
+	// cycle comes sooner, no sooner than MinGap after the last one began,
+	// when a plan asks for it (replan_by: a backfill job's protection or
+	// window ends, a reservation comes within a job's notice) or when the
+	// notice of a preemption carried out runs out (its cards are back, and
+	// the job they were freed for can start).
 	Interval time.Duration
+	// MinGap is the shortest time between cycle starts that replan_by or
+	// a notice can ask for (default 1s; at most Interval).
+	MinGap time.Duration
 	// Plan is sent with every Plan request (policy, depth, time budget);
 	// nil takes the service's defaults.
 	Plan *pb.PlanOptions
@@ -87,6 +96,9 @@ type Loop struct {
 	log    *slog.Logger
 	unsent []*pb.JobEvent // not yet acknowledged, sent first in the next cycle
 	cid    string         // the cluster id of the unsent events
+	// due are the times, on the snapshots' clock, when the notices of the
+	// preemptions carried out run out, and which no snapshot has reached.
+	due []time.Time
 }
 
 // New returns a loop that drives d against the service behind c.
@@ -94,6 +106,10 @@ func New(c huitianv1connect.PlannerServiceClient, d Driver, o Options) *Loop {
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
 	}
+	if o.MinGap <= 0 {
+		o.MinGap = time.Second
+	}
+	o.MinGap = min(o.MinGap, o.Interval)
 	if o.Backoff == (client.Backoff{}) {
 		o.Backoff = client.DefaultBackoff
 	}
@@ -109,6 +125,8 @@ func New(c huitianv1connect.PlannerServiceClient, d Driver, o Options) *Loop {
 
 // Result is what one cycle did.
 type Result struct {
+	// Now is the snapshot's clock (zero when the cycle failed before it).
+	Now time.Time
 	// Plan is the service's answer (nil when the cycle failed before it).
 	Plan *pb.PlanResponse
 	// Started and Preempted count what the driver carried out.
@@ -123,25 +141,54 @@ type Result struct {
 	Dropped int
 }
 
-// Run runs a cycle at once and then every Interval until ctx is done. A
-// failed cycle is logged and the next one tries again; events not yet
-// acknowledged are kept and sent first. It returns nil when ctx ends.
+// Run runs a cycle at once and then every Interval until ctx is done, or
+// sooner when a plan asks for it (its replan_by, measured on the
+// snapshot's clock from the snapshot, at least MinGap). A failed cycle is
+// logged and the next one tries again; events not yet acknowledged are kept
+// and sent first. It returns nil when ctx ends.
 func (l *Loop) Run(ctx context.Context) error {
-	t := time.NewTicker(l.o.Interval)
+	t := time.NewTimer(l.o.Interval) // Reset after each cycle (no stale fire: Go 1.23's timers)
 	defer t.Stop()
 	for {
-		if _, err := l.Cycle(ctx); err != nil {
+		began := time.Now()
+		res, err := l.Cycle(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			l.log.Warn("resource-manager cycle failed", "error", err)
 		}
+		t.Reset(time.Until(began.Add(l.wait(res))))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
 	}
+}
+
+// wait is the time from the start of the cycle that gave res to the start
+// of the next: Interval, or less when a notice runs out or the plan asks
+// for a cycle sooner (at least MinGap). Both are on the snapshot's clock,
+// measured from the snapshot, which the cycle took as it began.
+func (l *Loop) wait(res *Result) time.Duration {
+	wait := l.o.Interval
+	if res.Now.IsZero() {
+		return wait // no snapshot: nothing asked
+	}
+	at := l.due
+	if by := res.Plan.GetReplanBy(); by != nil {
+		at = append(at[:len(at):len(at)], by.AsTime())
+	}
+	for _, t := range at {
+		if in := max(t.Sub(res.Now), l.o.MinGap); in < wait {
+			wait = in
+		}
+	}
+	if wait < l.o.Interval {
+		l.log.Debug("next cycle sooner", "in", wait, "replan_by", res.Plan.GetReplanBy().AsTime(), "notices_due", len(l.due))
+	}
+	return wait
 }
 
 // ErrUnknownJob means the plan named a job the snapshot did not have.
@@ -158,6 +205,8 @@ func (l *Loop) Cycle(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("snapshot: %w", err)
 	}
+	res.Now = snap.Now
+	l.due = slices.DeleteFunc(l.due, func(t time.Time) bool { return !t.After(snap.Now) })
 	cid := snap.Cluster.GetId()
 	if err := l.report(ctx, res, cid, snap.Events); err != nil {
 		return res, err
@@ -193,6 +242,7 @@ func (l *Loop) Cycle(ctx context.Context) (*Result, error) {
 			continue
 		}
 		res.Preempted++
+		l.due = append(l.due, snap.Now.Add(p.GetNotice().AsDuration()))
 		evs = append(evs, e...)
 	}
 

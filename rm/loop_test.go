@@ -303,3 +303,115 @@ func (o *onceEvents) Snapshot(ctx context.Context) (*rm.Snapshot, error) {
 	s.Events, o.events = append(s.Events, o.events...), nil
 	return s, err
 }
+
+// timed is a fake that records when each cycle's snapshot was taken, the
+// times each cycle asked to be followed by (its plan's replan_by, the
+// notices of the preemptions carried out, not yet run out), the first
+// start each reservation promised and when each job started.
+type timed struct {
+	*fake
+	snaps    []time.Time
+	asks     [][]time.Time
+	due      []time.Time
+	promised map[string]time.Time
+	started  map[string]time.Time
+}
+
+func (d *timed) Preempt(ctx context.Context, p *pb.Preemption, r *pb.RunningJob) ([]*pb.JobEvent, error) {
+	d.due = append(d.due, time.Now().Add(p.GetNotice().AsDuration()))
+	return d.fake.Preempt(ctx, p, r)
+}
+
+func (d *timed) Snapshot(ctx context.Context) (*rm.Snapshot, error) {
+	d.snaps = append(d.snaps, time.Now())
+	return d.fake.Snapshot(ctx)
+}
+
+func (d *timed) Start(ctx context.Context, s *pb.Start, spec *pb.JobSpec) ([]*pb.JobEvent, error) {
+	if _, ok := d.started[s.GetJobId()]; !ok {
+		d.started[s.GetJobId()] = time.Now()
+	}
+	return d.fake.Start(ctx, s, spec)
+}
+
+func (d *timed) Inform(ctx context.Context, snap *rm.Snapshot, plan *pb.PlanResponse) error {
+	var at []time.Time
+	if by := plan.GetReplanBy(); by != nil {
+		at = append(at, by.AsTime())
+	}
+	for _, t := range d.due {
+		if t.After(snap.Now) {
+			at = append(at, t)
+		}
+	}
+	d.asks = append(d.asks, at)
+	for _, r := range plan.GetReservations() {
+		if _, ok := d.promised[r.GetJobId()]; !ok {
+			d.promised[r.GetJobId()] = r.GetStartTime().AsTime()
+		}
+	}
+	return d.fake.Inform(ctx, snap, plan)
+}
+
+// TestLoopPlansAgainWhenThePlanAsks: on an hourly interval, a plan's
+// replan_by gets its cycle then, and so does the end of a preemption's
+// notice (no sooner than MinGap after the last cycle): the checkpointable
+// backfill job's protection ends and it is told to yield, and once its
+// notice ran out the reserved 8-card job starts, by the start its first
+// reservation promised. On the interval alone it would start an hour
+// after the yield.
+func TestLoopPlansAgainWhenThePlanAsks(t *testing.T) {
+	srv := rmtest.Start(t)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(t, 2, 4)
+		f.submit("first", 4, 2*time.Hour, 50*time.Minute, false)
+		f.submit("big", 8, 2*time.Hour, time.Hour, false)
+		f.submit("ckpt", 4, 90*time.Minute, 80*time.Minute, true)
+		d := &timed{fake: f, promised: map[string]time.Time{}, started: map[string]time.Time{}}
+		ctx, cancel := context.WithCancel(t.Context())
+		f.cancel = cancel
+		const interval, gap = time.Hour, 5 * time.Second
+		loop := rm.New(srv.Client(), d, rm.Options{Interval: interval, MinGap: gap, Log: quiet(),
+			Plan: &pb.PlanOptions{Policy: pb.Policy_POLICY_HUITIAN_GREEDY}})
+		done := make(chan error, 1)
+		go func() { done <- loop.Run(ctx) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+		case <-time.After(48 * time.Hour):
+			cancel()
+			<-done
+			t.Fatalf("jobs left after 48 simulated hours; calls: %s", strings.Join(f.calls[max(0, len(f.calls)-20):], ", "))
+		}
+
+		asked := 0
+		for i := 1; i < len(d.snaps) && i <= len(d.asks); i++ {
+			prev := d.snaps[i-1]
+			want := interval
+			for _, by := range d.asks[i-1] {
+				want = min(want, max(by.Sub(prev), gap))
+			}
+			if want < interval {
+				asked++
+			}
+			if got := d.snaps[i].Sub(prev); got != want {
+				t.Errorf("cycle %d began %v after cycle %d (which asked for %v), want %v", i, got, i-1, d.asks[i-1], want)
+			}
+		}
+		if asked < 2 {
+			t.Errorf("%d cycles came before the next hour, want 2 or more: the protection's end, the notice's (snapshots %v)", asked, d.snaps)
+		}
+		promise, ok := d.promised["big"]
+		if !ok {
+			t.Fatalf("big was never reserved (calls %v)", f.calls)
+		}
+		if got := d.started["big"]; got.After(promise) {
+			t.Errorf("big started at %v, %v after its first reservation's start %v; snapshots %v, asks %v, calls %v", got, got.Sub(promise), promise, d.snaps, d.asks, f.calls)
+		}
+		if !slices.Contains(f.calls, "preempt ckpt") {
+			t.Errorf("ckpt never yielded (calls %v): the scenario does not test the promise", f.calls)
+		}
+	})
+}

@@ -39,7 +39,7 @@ func (f *driverFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.server, "server", "http://127.0.0.1:7070", "huitian serve's address")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file whose first token is sent to huitian serve as the bearer token (read as the service reads its token file)")
-	fs.DurationVar(&f.interval, "interval", 10*time.Second, "time between scheduling cycles")
+	fs.DurationVar(&f.interval, "interval", 10*time.Second, "longest time between scheduling cycles (sooner when a plan asks by replan_by, or a preemption's notice runs out)")
 	fs.StringVar(&f.policy, "policy", "", "planning policy (default: the service's --default-policy): "+strings.Join(policyNames(), ", "))
 	fs.Int32Var(&f.depth, "reservation-depth", 0, "reservation depth for the hybrid policy")
 }
