@@ -83,9 +83,10 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 
 // wakeAt makes a planning cycle happen at the decision's ReplanBy (whole
 // seconds, rounded up) when nothing else would by then: an event-driven
-// resource manager plans again when its planner asks. Timer-driven cycles
-// (CyclesInterval) plan on their ticks only, as such a resource manager
-// does. One wake is pending at a time, the earliest asked for.
+// resource manager plans again when its planner asks, and so does huitian's
+// own loop (CyclesLoop). Timer-driven cycles (CyclesInterval) plan on their
+// ticks only, as such a resource manager does. One wake is pending at a
+// time, the earliest asked for.
 func (e *engine) wakeAt(by time.Time, t int64) {
 	if by.IsZero() || e.cfg.Cycles == CyclesInterval {
 		return

@@ -87,6 +87,14 @@ const (
 	// scheduler that runs on a timer does (Slurm's bf_interval): jobs that
 	// arrive and cards that free up between two cycles wait for the next.
 	CyclesInterval
+	// CyclesLoop plans as huitian's own resource-manager loop does
+	// (rm.Loop, behind huitian kube and huitian slurm): every
+	// Config.Interval, and between two ticks when a decision asked for a
+	// cycle (its ReplanBy) and when a preempted job's cards come back (its
+	// notice ran out, or its checkpoint is done). For a planner that asks
+	// for nothing and preempts nothing (the baselines) it is
+	// CyclesInterval.
+	CyclesLoop
 )
 
 func (c Cycles) String() string {
@@ -95,6 +103,8 @@ func (c Cycles) String() string {
 		return "per-event"
 	case CyclesInterval:
 		return "interval"
+	case CyclesLoop:
+		return "loop"
 	}
 	return "per-time"
 }
@@ -304,8 +314,11 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 	if cfg.Ties > TiesArrival {
 		return nil, fmt.Errorf("sim: config: ties %d: want TiesID or TiesArrival", cfg.Ties)
 	}
-	if cfg.Cycles == CyclesInterval && cfg.Interval == 0 {
-		return nil, errors.New("sim: config: interval cycles need an interval > 0")
+	if (cfg.Cycles == CyclesInterval || cfg.Cycles == CyclesLoop) && cfg.Interval == 0 {
+		return nil, fmt.Errorf("sim: config: %s cycles need an interval > 0", cfg.Cycles)
+	}
+	if cfg.Cycles > CyclesLoop {
+		return nil, fmt.Errorf("sim: config: cycles %d: want per-time, per-event, interval or loop", cfg.Cycles)
 	}
 	for i := 1; i < len(jobs); i++ {
 		if jobs[i].Submit < jobs[i-1].Submit {
@@ -378,6 +391,7 @@ func (e *engine) run(ctx context.Context) error {
 	interval := int64(e.cfg.Interval / time.Second)
 	var nextTick int64 = -1
 	var last int64
+	idleTick := false // the last tick's cycle left nothing running
 	if interval > 0 && len(e.trace) > 0 {
 		nextTick = e.trace[0].Submit
 	}
@@ -395,7 +409,10 @@ func (e *engine) run(ctx context.Context) error {
 		if e.next < len(e.trace) && (t < 0 || e.trace[e.next].Submit < t) {
 			t = e.trace[e.next].Submit
 		}
-		ticking := nextTick >= 0 && (e.next < len(e.trace) || len(e.lists.running) > 0)
+		// Ticks go on while anything runs or is to arrive, and while jobs
+		// wait unless the last tick planned them on an idle cluster and
+		// left it idle (a requeue can leave the queue so at the end).
+		ticking := nextTick >= 0 && (e.next < len(e.trace) || len(e.lists.running) > 0 || len(e.lists.queued) > 0 && !idleTick)
 		if ticking && (t < 0 || nextTick < t) {
 			t = nextTick
 		}
@@ -421,6 +438,7 @@ func (e *engine) run(ctx context.Context) error {
 						return err
 					}
 				}
+				idleTick = len(e.lists.running) == 0
 			}
 			if e.meter.series != nil {
 				e.meter.series.step(t, e.cards.busy, len(e.lists.queued))
@@ -428,8 +446,15 @@ func (e *engine) run(ctx context.Context) error {
 			continue
 		}
 		// 2. Completions, notices running out, checkpoints done.
+		asked := false // a wake, or a preempted job's cards back (CyclesLoop)
 		for e.heap.len() > 0 && e.heap.top().t == t {
 			ev := e.heap.pop()
+			switch {
+			case ev.kind == evWake:
+				asked = true // the superseded ones were dropped above
+			case ev.kind == evYield || ev.kind == evRelease:
+				asked = asked || ev.gen == e.js[ev.job].gen
+			}
 			e.handle(ev)
 		}
 		// 3. Arrivals.
@@ -443,11 +468,23 @@ func (e *engine) run(ctx context.Context) error {
 		if tick {
 			nextTick += interval
 		}
-		// 4. One planning cycle (with interval cycles, only on a tick).
-		if len(e.lists.queued) > 0 && (e.cfg.Cycles != CyclesInterval || tick) {
+		// 4. One planning cycle (with interval cycles, only on a tick; with
+		// the loop's, on a tick or when asked).
+		plan := tick
+		switch e.cfg.Cycles {
+		case CyclesInterval:
+		case CyclesLoop:
+			plan = tick || asked
+		default:
+			plan = true
+		}
+		if len(e.lists.queued) > 0 && plan {
 			if err := e.plan(ctx, t); err != nil {
 				return err
 			}
+		}
+		if tick {
+			idleTick = len(e.lists.running) == 0
 		}
 		if e.meter.series != nil {
 			e.meter.series.step(t, e.cards.busy, len(e.lists.queued))

@@ -151,6 +151,8 @@ func (c *suiteCycles) String() string {
 	switch {
 	case c.Cycles == sim.CyclesInterval.String():
 		s = fmt.Sprintf("cycles only every %d s", c.IntervalS)
+	case c.Cycles == sim.CyclesLoop.String():
+		s = fmt.Sprintf("cycles every %d s and when a plan asks or a preempted job's cards come back (huitian's loop)", c.IntervalS)
 	case c.IntervalS > 0:
 		s += fmt.Sprintf(", and every %d s", c.IntervalS)
 	}

@@ -67,13 +67,16 @@ func (f *whatifFlags) simConfig() (sim.Config, error) {
 	case "per-time":
 	case "per-event", "pyss":
 		cycles = sim.CyclesPerEvent
-	case "interval":
+	case "interval", "loop":
 		cycles = sim.CyclesInterval
+		if f.cycles == "loop" {
+			cycles = sim.CyclesLoop
+		}
 		if f.interval <= 0 {
-			return sim.Config{}, errors.New("--cycles interval: give --interval")
+			return sim.Config{}, fmt.Errorf("--cycles %s: give --interval", f.cycles)
 		}
 	default:
-		return sim.Config{}, fmt.Errorf("--cycles: %q: want per-time, per-event or interval", f.cycles)
+		return sim.Config{}, fmt.Errorf("--cycles: %q: want per-time, per-event, interval or loop", f.cycles)
 	}
 	ties, err := sim.ParseTies(f.ties)
 	if err != nil {
@@ -211,7 +214,7 @@ a miss is beyond chance: the mean less t standard errors (Student's t at
 	fl.StringVar(&f.users, "users", usersKeep, "user ids: keep, or drop every job's (a log that records none: the estimators get no user's own history)")
 	fl.BoolVar(&f.killAtLimit, "kill-at-limit", true, "kill a job at its limit; false lets it run to its recorded end")
 	fl.DurationVar(&f.interval, "interval", 0, "also plan every interval (whole seconds); 0 plans on arrivals and completions only")
-	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator); interval: only every --interval, as a timer-driven backfill scheduler")
+	fl.StringVar(&f.cycles, "cycles", "per-time", "per-time: one cycle per event time, completions then arrivals; per-event: a cycle per arrival and per early completion, arrivals first (pyss, predictsim's simulator); interval: only every --interval, as a timer-driven backfill scheduler; loop: every --interval and when a plan asks (replan_by) or a preempted job's cards come back, as huitian's own loop (huitian kube, huitian slurm)")
 	fl.StringVar(&f.ties, "ties", "id", "order of jobs submitted in the same second in the planner's queue: id (the planner's own order) or arrival (trace order, pyss's convention; with --cycles per-event it replays pyss)")
 	fl.StringVar(&f.reference, "reference", "easy", "policy the others are compared against, when it is in the run: per size class on the same jobs, and main-wait Δ")
 	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout")
