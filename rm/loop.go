@@ -63,17 +63,27 @@ type Informer interface {
 	Inform(ctx context.Context, snap *Snapshot, plan *pb.PlanResponse) error
 }
 
+// Waker is a Driver that knows when something changed (a job submitted,
+// one finished, cards given back): a value on Wakes asks for a cycle now,
+// at least MinGap after the last one began. A resource manager that
+// watches its cluster (Kubernetes informers) plans on its events then, not
+// only on the interval.
+type Waker interface {
+	Wakes() <-chan struct{}
+}
+
 // Options tune a Loop.
 type Options struct {
 	// Interval is the longest time between cycle starts (default 10s). A
 	// cycle comes sooner, no sooner than MinGap after the last one began,
 	// when a plan asks for it (replan_by: a backfill job's protection or
-	// window ends, a reservation comes within a job's notice) or when the
+	// window ends, a reservation comes within a job's notice), when the
 	// notice of a preemption carried out runs out (its cards are back, and
-	// the job they were freed for can start).
+	// the job they were freed for can start), or when a Waker driver says
+	// something changed.
 	Interval time.Duration
-	// MinGap is the shortest time between cycle starts that replan_by or
-	// a notice can ask for (default 1s; at most Interval).
+	// MinGap is the shortest time between cycle starts that replan_by, a
+	// notice or a wake can ask for (default 1s; at most Interval).
 	MinGap time.Duration
 	// Plan is sent with every Plan request (policy, depth, time budget);
 	// nil takes the service's defaults.
@@ -143,12 +153,18 @@ type Result struct {
 
 // Run runs a cycle at once and then every Interval until ctx is done, or
 // sooner when a plan asks for it (its replan_by, measured on the
-// snapshot's clock from the snapshot, at least MinGap). A failed cycle is
-// logged and the next one tries again; events not yet acknowledged are kept
-// and sent first. It returns nil when ctx ends.
+// snapshot's clock from the snapshot), a preemption's notice runs out, or
+// a Waker driver says something changed: at least MinGap after the last
+// cycle began. A failed cycle is logged and the next one tries again;
+// events not yet acknowledged are kept and sent first. It returns nil when
+// ctx ends.
 func (l *Loop) Run(ctx context.Context) error {
 	t := time.NewTimer(l.o.Interval) // Reset after each cycle (no stale fire: Go 1.23's timers)
 	defer t.Stop()
+	var wakes <-chan struct{}
+	if w, ok := l.d.(Waker); ok {
+		wakes = w.Wakes()
+	}
 	for {
 		began := time.Now()
 		res, err := l.Cycle(ctx)
@@ -159,6 +175,16 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.log.Warn("resource-manager cycle failed", "error", err)
 		}
 		t.Reset(time.Until(began.Add(l.wait(res))))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			continue
+		case <-wakes:
+		}
+		// Something changed: plan now, but not sooner than MinGap after
+		// this cycle began (wait is never shorter than that).
+		t.Reset(time.Until(began.Add(l.o.MinGap)))
 		select {
 		case <-ctx.Done():
 			return nil

@@ -415,3 +415,52 @@ func TestLoopPlansAgainWhenThePlanAsks(t *testing.T) {
 		}
 	})
 }
+
+// waking is a fake whose Wakes the test feeds.
+type waking struct {
+	*fake
+	wakes chan struct{}
+	snaps []time.Time
+}
+
+func (w *waking) Wakes() <-chan struct{} { return w.wakes }
+
+func (w *waking) Snapshot(ctx context.Context) (*rm.Snapshot, error) {
+	w.snaps = append(w.snaps, time.Now())
+	return w.fake.Snapshot(ctx)
+}
+
+// TestLoopPlansOnWakes: a Waker's signal brings the next cycle at once, or
+// MinGap after the last one began when it comes sooner; without one, the
+// interval.
+func TestLoopPlansOnWakes(t *testing.T) {
+	srv := rmtest.Start(t)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(t, 1, 4)
+		f.submit("long", 1, 10*time.Hour, 9*time.Hour, false) // keeps the loop running
+		f.cancel = func() {}
+		w := &waking{fake: f, wakes: make(chan struct{}, 1)}
+		ctx, cancel := context.WithCancel(t.Context())
+		loop := rm.New(srv.Client(), w, rm.Options{Interval: time.Hour, MinGap: 5 * time.Second, Log: quiet()})
+		done := make(chan error, 1)
+		go func() { done <- loop.Run(ctx) }()
+		begin := time.Now()
+		time.Sleep(30 * time.Second) // then a wake: a cycle at 30 s
+		w.wakes <- struct{}{}
+		time.Sleep(2 * time.Second) // and another 2 s later: at 35 s, MinGap after 30 s
+		w.wakes <- struct{}{}
+		time.Sleep(2 * time.Hour) // then the interval: 1h35s, 2h35s
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		var got []time.Duration
+		for _, s := range w.snaps {
+			got = append(got, s.Sub(begin))
+		}
+		want := []time.Duration{0, 30 * time.Second, 35 * time.Second, time.Hour + 35*time.Second}
+		if !slices.Equal(got, want) {
+			t.Errorf("cycles at %v after the start, want %v", got, want)
+		}
+	})
+}

@@ -52,12 +52,15 @@ type Driver struct {
 	written map[string]uint64 // job id → resourceVersion of the adapter's last write
 
 	inv *inventory // the last snapshot's cards, for Start's checks
+
+	wake chan struct{} // rm.Waker: the informers' changes the loop plans on
 }
 
 var (
 	_ rm.Driver       = (*Driver)(nil)
 	_ rm.Acknowledger = (*Driver)(nil)
 	_ rm.Informer     = (*Driver)(nil)
+	_ rm.Waker        = (*Driver)(nil)
 )
 
 // New starts the informers and waits for their caches. They stop when ctx ends.
@@ -69,7 +72,7 @@ func New(ctx context.Context, cs kubernetes.Interface, cfg Config, log *slog.Log
 		log = slog.Default()
 	}
 	host, _ := os.Hostname()
-	d := &Driver{cfg: cfg, cs: cs, log: log, instance: host, written: map[string]uint64{}}
+	d := &Driver{cfg: cfg, cs: cs, log: log, instance: host, written: map[string]uint64{}, wake: make(chan struct{}, 1)}
 	all := informers.NewSharedInformerFactory(cs, 0)
 	queue := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelQueue + "=" + cfg.Queue }))
@@ -81,7 +84,22 @@ func New(ctx context.Context, cs kubernetes.Interface, cfg Config, log *slog.Log
 	ji := queue.Batch().V1().Jobs()
 	d.jobs = ji.Lister()
 	d.jobStore = ji.Informer().GetStore()
-	d.pods = queue.Core().V1().Pods().Lister()
+	pi := queue.Core().V1().Pods()
+	d.pods = pi.Lister()
+	if _, err := ji.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { d.poke() }, // submitted
+		UpdateFunc: func(o, n any) { d.pokeIf(jobEnded(o, n)) },
+		DeleteFunc: func(any) { d.poke() },
+	}); err != nil {
+		return nil, fmt.Errorf("kube: watch Jobs: %w", err)
+	}
+	if _, err := pi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(p any) { d.pokeIf(podGated(p)) }, // a started job's pods, to place
+		UpdateFunc: func(o, n any) { d.pokeIf(podEnded(o, n)) },
+		DeleteFunc: func(any) { d.poke() }, // suspended, or gone: its cards are back
+	}); err != nil {
+		return nil, fmt.Errorf("kube: watch Pods: %w", err)
+	}
 	for _, f := range []informers.SharedInformerFactory{all, queue, ns} {
 		f.Start(ctx.Done())
 	}
@@ -93,6 +111,56 @@ func New(ctx context.Context, cs kubernetes.Interface, cfg Config, log *slog.Log
 		}
 	}
 	return d, nil
+}
+
+// Wakes is rm.Waker's: a Job submitted, finished or deleted, a started
+// job's pods created (their placement is due) and a pod finished or
+// deleted (its cards are back) each ask the loop for a cycle. The
+// adapter's own writes (a start, a suspension) ask for none by
+// themselves.
+func (d *Driver) Wakes() <-chan struct{} { return d.wake }
+
+// poke asks for a cycle; one asked and not yet taken is enough.
+func (d *Driver) poke() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Driver) pokeIf(b bool) {
+	if b {
+		d.poke()
+	}
+}
+
+// jobEnded says whether a Job's update is its end (Complete or Failed).
+func jobEnded(o, n any) bool {
+	a, ok1 := o.(*batchv1.Job)
+	b, ok2 := n.(*batchv1.Job)
+	if !ok1 || !ok2 {
+		return false
+	}
+	was, _, _ := finished(a)
+	is, _, _ := finished(b)
+	return !was && is
+}
+
+// podEnded says whether a pod's update is its end (Succeeded or Failed).
+func podEnded(o, n any) bool {
+	a, ok1 := o.(*corev1.Pod)
+	b, ok2 := n.(*corev1.Pod)
+	return ok1 && ok2 && !podDone(a) && podDone(b)
+}
+
+func podDone(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// podGated says whether a pod waits for the adapter to place it.
+func podGated(o any) bool {
+	p, ok := o.(*corev1.Pod)
+	return ok && slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GatePlacement })
 }
 
 // wrote records the resourceVersion of the adapter's own write to a Job.

@@ -257,3 +257,57 @@ func TestJobsListedInSubmitOrder(t *testing.T) {
 		t.Errorf("listing (-want +got):\n%s", diff)
 	}
 }
+
+// TestWhatWakesTheLoop: the informer changes the loop plans on — a Job's
+// end, a pod's end, a pod waiting for its placement — and not the others
+// (a Job's own update, a pod that starts running).
+func TestWhatWakesTheLoop(t *testing.T) {
+	running := testJob("a", 1, nil)
+	done := testJob("a", 1, nil)
+	done.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	failed := testJob("a", 1, nil)
+	failed.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	pending := testJob("a", 1, nil)
+	pending.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionFalse}}
+	for _, tc := range []struct {
+		name string
+		o, n *batchv1.Job
+		want bool
+	}{
+		{"completes", running, done, true},
+		{"fails", running, failed, true},
+		{"stays done", done, done, false},
+		{"updated, not done", running, pending, false},
+	} {
+		if got := jobEnded(tc.o, tc.n); got != tc.want {
+			t.Errorf("job %s: jobEnded %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	pod := func(phase corev1.PodPhase, gates ...string) *corev1.Pod {
+		p := &corev1.Pod{Status: corev1.PodStatus{Phase: phase}}
+		for _, g := range gates {
+			p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		o, n *corev1.Pod
+		want bool
+	}{
+		{"succeeds", pod(corev1.PodRunning), pod(corev1.PodSucceeded), true},
+		{"fails", pod(corev1.PodRunning), pod(corev1.PodFailed), true},
+		{"starts running", pod(corev1.PodPending), pod(corev1.PodRunning), false},
+		{"stays failed", pod(corev1.PodFailed), pod(corev1.PodFailed), false},
+	} {
+		if got := podEnded(tc.o, tc.n); got != tc.want {
+			t.Errorf("pod %s: podEnded %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !podGated(pod(corev1.PodPending, "other", GatePlacement)) || podGated(pod(corev1.PodPending, "other")) || podGated(running) {
+		t.Errorf("podGated: a pod with the placement gate, and only such a pod, waits for its placement")
+	}
+	if jobEnded(running, pod(corev1.PodSucceeded)) || podEnded(running, done) {
+		t.Errorf("an object of another kind (a tombstone) is no end")
+	}
+}
