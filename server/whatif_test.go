@@ -268,6 +268,11 @@ func checkClasses(t *testing.T, got *pb.PolicyResult, want sim.Summary, same []s
 	secs("head_delay.mean", hd.GetMean(), want.HeadDelay.Mean)
 	secs("head_delay.p95", hd.GetP95(), want.HeadDelay.P95)
 	secs("head_delay.max", hd.GetMax(), want.HeadDelay.Max)
+	if hd.GetHeld() != int64(want.HeadDelay.Held) {
+		t.Errorf("%s head_delay.held = %d, want %d", p, hd.GetHeld(), want.HeadDelay.Held)
+	}
+	secs("head_delay.held_mean", hd.GetHeldMean(), want.HeadDelay.HeldMean)
+	secs("head_delay.held_max", hd.GetHeldMax(), want.HeadDelay.HeldMax)
 	cs := got.GetSizeClasses()
 	if len(cs) != len(want.Classes) || len(cs) != sim.NumClasses {
 		t.Fatalf("%s: %d size classes, want %d", p, len(cs), len(want.Classes))

@@ -139,25 +139,44 @@ func meanP95(values []float64) (mean, p95 float64) {
 // simulator executed), its actual start minus the start its first such
 // reservation promised. Negative when it started early (jobs ahead of it
 // ended before their limits). In seconds, over the heads that started.
+//
+// Held counts the heads that waited, with their reserved cards free but
+// for jobs huitian lent into windows (backfill beyond EASY, admitted on a
+// predicted runtime onto cards a reservation claims), and HeldMean and
+// HeldMax say how long, in seconds: a head can start before its promise
+// and still later than EASY, which lends nothing so, would have started it.
+// That is the risk lending takes (ε); the head delay cannot show it.
 type HeadDelay struct {
-	Jobs int     `json:"jobs"`
-	Mean float64 `json:"mean_s"`
-	P95  float64 `json:"p95_s"`
-	Max  float64 `json:"max_s"`
+	Jobs     int     `json:"jobs"`
+	Mean     float64 `json:"mean_s"`
+	P95      float64 `json:"p95_s"`
+	Max      float64 `json:"max_s"`
+	Held     int     `json:"held"`
+	HeldMean float64 `json:"held_mean_s"`
+	HeldMax  float64 `json:"held_max_s"`
 }
 
 // headDelay aggregates the jobs' head delays.
 func headDelay(jobs []JobResult) HeadDelay {
 	var d []float64
+	var h HeadDelay
 	for k := range jobs {
 		if r := &jobs[k]; r.Headed && r.HeadStart >= 0 {
 			d = append(d, float64(r.HeadStart-r.HeadPromise))
+			if r.HeadHeld > 0 {
+				h.Held++
+				h.HeldMean += float64(r.HeadHeld)
+				h.HeldMax = max(h.HeldMax, float64(r.HeadHeld))
+			}
 		}
 	}
 	if len(d) == 0 {
 		return HeadDelay{}
 	}
-	h := HeadDelay{Jobs: len(d)}
+	if h.Held > 0 {
+		h.HeldMean /= float64(h.Held)
+	}
+	h.Jobs = len(d)
 	h.Mean, h.P95 = meanP95(d)
 	h.Max = d[len(d)-1]
 	return h

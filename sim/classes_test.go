@@ -68,7 +68,7 @@ func TestSameJobsByHand(t *testing.T) {
 		{ID: "a", Submit: 0, Start: 10, End: 110, Run: 100, Cards: 1}, // wait 10, bsld 1.1
 		{ID: "b", Submit: 0, Start: 0, End: 50, Run: 50, Cards: 1},    // wait 0, bsld 1
 		{ID: "c", Submit: 0, Start: 100, End: 200, Run: 100, Cards: 6, Headed: true, // wait 100, bsld 2
-			HeadPromise: 60, HeadStart: 100}, // head delay +40
+			HeadPromise: 60, HeadStart: 100, HeadHeld: 30}, // head delay +40; 30 s held by lent jobs
 		{ID: "d", Submit: 0, Start: 0, End: 1000, Run: 1000, Cards: 20, Preemptions: 2}, // wait 0, bsld 1
 		{ID: "e", Submit: 0, Start: 40, End: 1040, Run: 1000, Cards: 20, Headed: true, // wait 40, bsld 1.04
 			HeadPromise: 100, HeadStart: 40}, // head delay −60
@@ -125,7 +125,7 @@ func TestSameJobsByHand(t *testing.T) {
 
 	// Head delays +40 (c) and −60 (e); f never started.
 	hd := headDelay(run.Jobs)
-	if d := cmp.Diff(HeadDelay{Jobs: 2, Mean: -10, P95: 35, Max: 40}, hd, approx); d != "" {
+	if d := cmp.Diff(HeadDelay{Jobs: 2, Mean: -10, P95: 35, Max: 40, Held: 1, HeldMean: 30, HeldMax: 30}, hd, approx); d != "" {
 		t.Errorf("head delay (-want +got):\n%s", d)
 	}
 	s := summarize(run.Jobs, 64, accum{busyCardSeconds: 1000, lostCardSeconds: 50}, 1)
@@ -250,5 +250,66 @@ func TestTunerSeries(t *testing.T) {
 	res = run(t, jobs, easy(), Config{Cluster: flat(t, 4), Series: true})
 	if res.Series.Tuner != nil {
 		t.Error("a tuner series from a baseline")
+	}
+}
+
+// TestHeadHeldByLent: on flat:2, r (1 card, limit 100) runs 0–50 on p0;
+// head (2 cards, from 1) is reserved on p0 and p1 from 100; l (1 card,
+// from 2, runs 80) is started on p1. When r ends at 50 the head's cards
+// are free but for l's. Lent into a window, l holds the head 50–82: 32 s.
+// Started as plain backfill (no window), or as a regular job, it holds
+// nothing the measure counts.
+func TestHeadHeldByLent(t *testing.T) {
+	jobs := []trace.Job{tj("r", 0, 50, 100, 1), tj("head", 1, 10, 10, 2), tj("l", 2, 80, 200, 1)}
+	for _, tc := range []struct {
+		name   string
+		kind   model.AllocKind
+		window bool
+		want   HeadDelay
+	}{
+		{"lent into a window", model.Backfill, true, HeadDelay{Jobs: 1, Mean: -18, P95: -18, Max: -18, Held: 1, HeldMean: 32, HeldMax: 32}},
+		{"plain backfill", model.Backfill, false, HeadDelay{Jobs: 1, Mean: -18, P95: -18, Max: -18}},
+		{"regular", model.Regular, false, HeadDelay{Jobs: 1, Mean: -18, P95: -18, Max: -18}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at := func(s int64) time.Time { return DefaultEpoch.Add(time.Duration(s) * time.Second) }
+			pl := planFunc(func(s *model.Snapshot) (*model.Decision, error) {
+				d := &model.Decision{}
+				free := map[string]bool{"p0": true, "p1": true}
+				for _, r := range s.Running {
+					free[r.Cards[0].Node] = false
+				}
+				for _, j := range s.Queued {
+					switch {
+					case j.ID == "r" && free["p0"]:
+						d.Starts = append(d.Starts, model.Start{JobID: "r", Cards: []model.CardRef{{Node: "p0"}}, Kind: model.Regular})
+						free["p0"] = false
+					case j.ID == "head" && free["p0"] && free["p1"]:
+						d.Starts = append(d.Starts, model.Start{JobID: "head", Cards: []model.CardRef{{Node: "p0"}, {Node: "p1"}}, Kind: model.Regular})
+						free["p0"], free["p1"] = false, false
+					case j.ID == "head":
+						d.Reservations = append(d.Reservations, model.Reservation{JobID: "head", Cards: []model.CardRef{{Node: "p0"}, {Node: "p1"}}, Start: at(100)})
+					case j.ID == "l" && free["p1"]:
+						st := model.Start{JobID: "l", Cards: []model.CardRef{{Node: "p1"}}, Kind: tc.kind}
+						if tc.kind == model.Backfill {
+							st.ProtectedUntil = at(sec(s.Now) + 10)
+						}
+						if tc.window {
+							st.WindowEnd = at(100)
+						}
+						d.Starts = append(d.Starts, st)
+						free["p1"] = false
+					}
+				}
+				return d, nil
+			})
+			res := run(t, jobs, pl, Config{Cluster: flat(t, 2)})
+			if got := byID(res)["head"]; got.Start != 82 {
+				t.Fatalf("head started at %d, want 82 (when l ends)", got.Start)
+			}
+			if d := cmp.Diff(tc.want, res.Summary.HeadDelay); d != "" {
+				t.Errorf("head delay (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -66,7 +66,7 @@ func (e *engine) cycle(ctx context.Context, t int64) (released bool, err error) 
 	for i := range d.Starts {
 		e.start(&d.Starts[i], cards[i], t)
 	}
-	e.head(d)
+	e.head(d, t)
 	e.wakeAt(d.ReplanBy, t)
 	// 4. Tell a Learner, then change the slices it saw.
 	if e.learner != nil {
@@ -254,6 +254,9 @@ func (e *engine) start(st *model.Start, ids []int, t int64) {
 	j.segStart = t
 	j.cards = ids
 	j.kind = st.Kind
+	if j.lent = st.Kind == model.Backfill && !st.WindowEnd.IsZero(); j.lent {
+		e.lent++
+	}
 	end, _ := e.segment(j, t)
 	e.heap.push(event{t: end, job: ji, gen: j.gen, kind: evEnd})
 	e.cards.take(ids, ji)
@@ -292,19 +295,56 @@ func (e *engine) start(st *model.Start, ids []int, t int64) {
 }
 
 // head records the promise of the decision's first reservation to its
-// job, the first time that job is the reserved head.
-func (e *engine) head(d *model.Decision) {
-	if len(d.Reservations) == 0 {
-		return
+// job, the first time that job is the reserved head, and whether only jobs
+// lent into windows keep it from its cards now (heldByLent).
+func (e *engine) head(d *model.Decision, t int64) {
+	cur := int32(-1)
+	var r *model.Reservation
+	if len(d.Reservations) > 0 {
+		r = &d.Reservations[0]
+		if ji, ok := e.lists.inQueue[r.JobID]; ok {
+			cur = ji
+			if res := &e.res[ji]; !res.Headed {
+				res.Headed = true
+				res.HeadPromise = int64(math.Round(r.Start.Sub(e.epoch).Seconds()))
+			}
+		}
 	}
-	r := &d.Reservations[0]
-	ji, ok := e.lists.inQueue[r.JobID]
-	if !ok || e.res[ji].Headed {
-		return
+	held := cur >= 0 && e.heldByLent(r)
+	if e.heldJob >= 0 && (e.heldJob != cur || !held) {
+		e.res[e.heldJob].HeadHeld += t - e.heldFrom
+		e.heldJob = -1
 	}
-	res := &e.res[ji]
-	res.Headed = true
-	res.HeadPromise = int64(math.Round(r.Start.Sub(e.epoch).Seconds()))
+	if held && e.heldJob < 0 {
+		e.heldJob, e.heldFrom = cur, t
+	}
+}
+
+// heldByLent says whether every card of reservation r is free or held by a
+// job lent cards in a window (a backfill start beyond EASY on cards a
+// reservation claims), and at least one is held so: the head waits for
+// lent jobs alone, past the moment EASY, which lends nothing so, could
+// have started it on those cards. A pass over the head's cards, made only
+// while such a job runs.
+func (e *engine) heldByLent(r *model.Reservation) bool {
+	if e.lent == 0 {
+		return false
+	}
+	byLent := false
+	for _, ref := range r.Cards {
+		id, ok := e.lay.CardID(ref)
+		if !ok {
+			return false
+		}
+		switch o := e.cards.owner[id]; {
+		case o < 0:
+		case e.js[o].lent:
+			byLent = true
+		default:
+			return false
+		}
+	}
+	return byLent
 }
 
 // compact applies the cycle's changes to the queued and running slices.

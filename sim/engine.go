@@ -235,6 +235,7 @@ type job struct {
 	mark     uint32 // decision stamp, to find a job started or preempted twice
 	qpos     int32  // its position in the queue during a cycle's starts
 	kind     model.AllocKind
+	lent     bool                // started as backfill into a window (model.Start.WindowEnd)
 	action   model.PreemptAction // while yielding
 	ckpt     int64               // checkpoint cost, seconds
 }
@@ -253,6 +254,12 @@ type engine struct {
 	// wake is the pending planning cycle a decision asked for
 	// (Decision.ReplanBy, see wakeAt); stale once passed.
 	wake int64
+	// lent counts the running jobs lent cards in a window (a backfill
+	// start with a WindowEnd); heldJob is the reserved head that only such
+	// jobs keep from its cards, since heldFrom (-1: none). See heldByLent.
+	lent     int
+	heldJob  int32
+	heldFrom int64
 
 	// reporter is pl as a StatusReporter with Config.Series, else nil.
 	reporter StatusReporter
@@ -329,15 +336,16 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 		return nil, fmt.Errorf("sim: cluster: %w", err)
 	}
 	e := &engine{
-		cfg:   cfg,
-		trace: jobs,
-		pl:    pl,
-		lay:   cfg.Cluster.Layout(),
-		epoch: cfg.Epoch,
-		js:    make([]job, len(jobs)),
-		res:   make([]JobResult, len(jobs)),
-		lists: jobLists{inQueue: map[string]int32{}, inRun: map[string]int32{}},
-		meter: accounting{statT: -1, queuedT: -1},
+		cfg:     cfg,
+		trace:   jobs,
+		pl:      pl,
+		lay:     cfg.Cluster.Layout(),
+		epoch:   cfg.Epoch,
+		js:      make([]job, len(jobs)),
+		res:     make([]JobResult, len(jobs)),
+		lists:   jobLists{inQueue: map[string]int32{}, inRun: map[string]int32{}},
+		meter:   accounting{statT: -1, queuedT: -1},
+		heldJob: -1,
 	}
 	if e.epoch.IsZero() {
 		e.epoch = DefaultEpoch
@@ -679,6 +687,10 @@ func (e *engine) segment(j *job, t int64) (end int64, killed bool) {
 
 func (e *engine) freeCards(ji int32, t int64) {
 	j := &e.js[ji]
+	if j.lent {
+		j.lent = false
+		e.lent--
+	}
 	e.cards.free(j.cards)
 	e.meter.acc.busyCardSeconds += float64(len(j.cards)) * float64(t-j.segStart)
 }

@@ -31,6 +31,10 @@ type JobResult struct {
 	Headed      bool
 	HeadPromise int64
 	HeadStart   int64
+	// HeadHeld is how long, as the reserved head, it waited with its
+	// reserved cards free but for jobs lent into windows (seconds; see
+	// HeadDelay.Held).
+	HeadHeld int64
 }
 
 // Finished reports whether the job ran to its end.

@@ -198,6 +198,8 @@ type suiteRow struct {
 	HeadDelayP95    float64  `json:"head_delay_p95_s"`
 	RefHeadDelayP95 float64  `json:"reference_head_delay_p95_s"`
 	HeadDelayMax    float64  `json:"head_delay_max_s"`
+	HeadHeld        int      `json:"head_held"`
+	HeadHeldMax     float64  `json:"head_held_max_s"`
 	Utilization     float64  `json:"utilization"`
 	RefUtilization  float64  `json:"reference_utilization"`
 	CyclesReplayed  int      `json:"cycles"`
@@ -714,7 +716,7 @@ func checkSuiteRow(wl suiteWorkloadInfo, policy, reference string, res, ref *sim
 		Workload: wl.Name, Load: wl.Load, Cluster: wl.Cluster, SubmitScale: wl.Compress, Jobs: wl.Jobs, Policy: policy, ReferencePolicy: reference,
 		AvgBSLD: s.AvgBSLD, RefAvgBSLD: rs.AvgBSLD, CompletionRate: s.BackfillCompletionRate, LostShare: s.LostShare,
 		Preemptions: s.Preemptions, NeverStarted: s.NeverStarted, RefNeverStarted: rs.NeverStarted, BackfillStarts: s.BackfillStarts,
-		HeadDelayP95: s.HeadDelay.P95, RefHeadDelayP95: rs.HeadDelay.P95, HeadDelayMax: s.HeadDelay.Max, Utilization: s.Utilization, RefUtilization: rs.Utilization,
+		HeadDelayP95: s.HeadDelay.P95, RefHeadDelayP95: rs.HeadDelay.P95, HeadDelayMax: s.HeadDelay.Max, HeadHeld: s.HeadDelay.Held, HeadHeldMax: s.HeadDelay.HeldMax, Utilization: s.Utilization, RefUtilization: rs.Utilization,
 		CyclesReplayed: s.Cycles, Control: policy == suiteControl,
 	}
 	// (a) The largest class on the same jobs.

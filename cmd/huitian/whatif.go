@@ -165,6 +165,8 @@ Measures, besides wait, flow, bounded slowdown and utilization:
                on the same jobs: those of the class that finished in both.
   head delay   for every job that was the reserved head of a decision: its
                start minus the start its first reservation promised.
+  held by lent heads that waited with their cards free but for jobs lent
+               into windows (beyond EASY): EASY would have started them.
   lost / busy  card-seconds lost to preemption over busy card-seconds.
   main-wait Δ  mean wait of the jobs this policy started as regular minus
                that of the jobs the reference started as regular: different

@@ -39,8 +39,12 @@ func headTable(b *bytes.Buffer, runs []Run) {
 
 Head delay: for every job that was the reserved head of a decision, its
 start minus the start its first reservation promised (negative: earlier,
-as jobs ahead of it ended before their limits). Lost work is the card time
-preemptions wasted, over the busy card time.
+as jobs ahead of it ended before their limits). Held by lent: the heads
+that waited with their reserved cards free but for jobs lent into windows
+(backfill beyond EASY), which EASY would have started then, and the
+longest such wait: a head can keep its promise and still start later than
+EASY would. Lost work is the card time preemptions wasted, over the busy
+card time.
 
 `)
 	headsTable(runs).markdown(b)

@@ -72,12 +72,12 @@ func classesTable(runs []Run) table {
 
 // headsTable is one row per run: head delay and lost work.
 func headsTable(runs []Run) table {
-	t := table{left: 1, columns: []string{"policy", "heads", "mean delay", "p95 delay", "max delay", "lost card-time", "lost / busy"}}
+	t := table{left: 1, columns: []string{"policy", "heads", "mean delay", "p95 delay", "max delay", "held by lent", "held max", "lost card-time", "lost / busy"}}
 	for _, r := range runs {
 		s := r.Result.Summary
 		h := s.HeadDelay
 		t.rows = append(t.rows, []string{r.Label, fmt.Sprint(h.Jobs), Duration(h.Mean), Duration(h.P95), Duration(h.Max),
-			cardTime(s.LostCardSeconds), percent(s.LostShare)})
+			fmt.Sprint(h.Held), Duration(h.HeldMax), cardTime(s.LostCardSeconds), percent(s.LostShare)})
 	}
 	return t
 }
@@ -124,6 +124,7 @@ func WriteTables(w io.Writer, reference string, runs []Run) error {
 	if err := classesTable(runs).text(w); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nhead delay: start minus the start promised by the first reservation, for every job that was the reserved head")
+	fmt.Fprintln(w, "\nhead delay: start minus the start promised by the first reservation, for every job that was the reserved head;")
+	fmt.Fprintln(w, "held by lent: heads that waited with their cards free but for jobs lent into windows (beyond EASY), and the longest such wait")
 	return headsTable(runs).text(w)
 }

@@ -81,6 +81,7 @@ func Result(p pb.Policy, s sim.Summary, same []sim.SameJobs, c Counts) *pb.Polic
 		HeadDelay: &pb.HeadDelay{
 			Jobs: int64(s.HeadDelay.Jobs), Mean: Seconds(s.HeadDelay.Mean),
 			P95: Seconds(s.HeadDelay.P95), Max: Seconds(s.HeadDelay.Max),
+			Held: int64(s.HeadDelay.Held), HeldMean: Seconds(s.HeadDelay.HeldMean), HeldMax: Seconds(s.HeadDelay.HeldMax),
 		},
 	}
 	if v := s.MainAvgWait; v != nil {

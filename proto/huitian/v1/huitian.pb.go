@@ -4038,7 +4038,15 @@ type HeadDelay struct {
 	// 95th percentile of the delay; zero when jobs is 0.
 	P95 *durationpb.Duration `protobuf:"bytes,3,opt,name=p95,proto3" json:"p95,omitempty"`
 	// Largest delay; zero when jobs is 0.
-	Max           *durationpb.Duration `protobuf:"bytes,4,opt,name=max,proto3" json:"max,omitempty"`
+	Max *durationpb.Duration `protobuf:"bytes,4,opt,name=max,proto3" json:"max,omitempty"`
+	// Heads that waited with their reserved cards free but for jobs lent
+	// into windows (backfill beyond EASY, admitted on a predicted runtime
+	// onto cards a reservation claims): EASY would have started them then.
+	Held int64 `protobuf:"varint,5,opt,name=held,proto3" json:"held,omitempty"`
+	// How long they waited so, on average; zero when held is 0.
+	HeldMean *durationpb.Duration `protobuf:"bytes,6,opt,name=held_mean,json=heldMean,proto3" json:"held_mean,omitempty"`
+	// How long they waited so, at most; zero when held is 0.
+	HeldMax       *durationpb.Duration `protobuf:"bytes,7,opt,name=held_max,json=heldMax,proto3" json:"held_max,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4097,6 +4105,27 @@ func (x *HeadDelay) GetP95() *durationpb.Duration {
 func (x *HeadDelay) GetMax() *durationpb.Duration {
 	if x != nil {
 		return x.Max
+	}
+	return nil
+}
+
+func (x *HeadDelay) GetHeld() int64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *HeadDelay) GetHeldMean() *durationpb.Duration {
+	if x != nil {
+		return x.HeldMean
+	}
+	return nil
+}
+
+func (x *HeadDelay) GetHeldMax() *durationpb.Duration {
+	if x != nil {
+		return x.HeldMax
 	}
 	return nil
 }
@@ -5258,12 +5287,15 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\n" +
 	"head_delay\x18\x1a \x01(\v2\x15.huitian.v1.HeadDelayR\theadDelay\x12>\n" +
 	"\fsize_classes\x18\x1b \x03(\v2\x1b.huitian.v1.SizeClassResultR\vsizeClassesJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
-	"\"\xb1\x01\n" +
+	"\"\xbc\x02\n" +
 	"\tHeadDelay\x12\x1b\n" +
 	"\x04jobs\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04jobs\x12-\n" +
 	"\x04mean\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x04mean\x12+\n" +
 	"\x03p95\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03p95\x12+\n" +
-	"\x03max\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03max\"\xba\x03\n" +
+	"\x03max\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03max\x12\x1b\n" +
+	"\x04held\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x04held\x126\n" +
+	"\theld_mean\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bheldMean\x124\n" +
+	"\bheld_max\x18\a \x01(\v2\x19.google.protobuf.DurationR\aheldMax\"\xba\x03\n" +
 	"\x0fSizeClassResult\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12$\n" +
 	"\tmin_cards\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\bminCards\x12$\n" +
@@ -5607,52 +5639,54 @@ var file_huitian_v1_huitian_proto_depIdxs = []int32{
 	56,  // 94: huitian.v1.HeadDelay.mean:type_name -> google.protobuf.Duration
 	56,  // 95: huitian.v1.HeadDelay.p95:type_name -> google.protobuf.Duration
 	56,  // 96: huitian.v1.HeadDelay.max:type_name -> google.protobuf.Duration
-	56,  // 97: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
-	56,  // 98: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
-	47,  // 99: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
-	56,  // 100: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
-	56,  // 101: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
-	56,  // 102: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
-	56,  // 103: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
-	57,  // 104: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
-	57,  // 105: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
-	57,  // 106: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
-	5,   // 107: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
-	55,  // 108: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
-	29,  // 109: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
-	52,  // 110: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
-	53,  // 111: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
-	54,  // 112: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
-	51,  // 113: huitian.v1.GetStatusResponse.cards:type_name -> huitian.v1.CardStatus
-	50,  // 114: huitian.v1.GetStatusResponse.memory:type_name -> huitian.v1.PlannerMemory
-	13,  // 115: huitian.v1.PlannerMemory.origin:type_name -> huitian.v1.PlannerMemory.Origin
-	55,  // 116: huitian.v1.PlannerMemory.made:type_name -> google.protobuf.Timestamp
-	20,  // 117: huitian.v1.CardStatus.card:type_name -> huitian.v1.CardRef
-	6,   // 118: huitian.v1.CardStatus.idle:type_name -> huitian.v1.FragmentClass
-	56,  // 119: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
-	57,  // 120: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
-	57,  // 121: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
-	56,  // 122: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
-	57,  // 123: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
-	57,  // 124: huitian.v1.BackfillMeasures.lost_share:type_name -> google.protobuf.DoubleValue
-	6,   // 125: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
-	14,  // 126: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
-	31,  // 127: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
-	33,  // 128: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
-	37,  // 129: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
-	40,  // 130: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
-	48,  // 131: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
-	24,  // 132: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
-	32,  // 133: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
-	34,  // 134: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
-	38,  // 135: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
-	41,  // 136: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
-	49,  // 137: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
-	132, // [132:138] is the sub-list for method output_type
-	126, // [126:132] is the sub-list for method input_type
-	126, // [126:126] is the sub-list for extension type_name
-	126, // [126:126] is the sub-list for extension extendee
-	0,   // [0:126] is the sub-list for field type_name
+	56,  // 97: huitian.v1.HeadDelay.held_mean:type_name -> google.protobuf.Duration
+	56,  // 98: huitian.v1.HeadDelay.held_max:type_name -> google.protobuf.Duration
+	56,  // 99: huitian.v1.SizeClassResult.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 100: huitian.v1.SizeClassResult.p95_wait:type_name -> google.protobuf.Duration
+	47,  // 101: huitian.v1.SizeClassResult.vs_reference:type_name -> huitian.v1.SameJobs
+	56,  // 102: huitian.v1.SameJobs.mean_wait:type_name -> google.protobuf.Duration
+	56,  // 103: huitian.v1.SameJobs.p95_wait:type_name -> google.protobuf.Duration
+	56,  // 104: huitian.v1.SameJobs.reference_mean_wait:type_name -> google.protobuf.Duration
+	56,  // 105: huitian.v1.SameJobs.reference_p95_wait:type_name -> google.protobuf.Duration
+	57,  // 106: huitian.v1.SameJobs.mean_wait_ratio:type_name -> google.protobuf.DoubleValue
+	57,  // 107: huitian.v1.SameJobs.p95_wait_ratio:type_name -> google.protobuf.DoubleValue
+	57,  // 108: huitian.v1.SameJobs.bounded_slowdown_ratio:type_name -> google.protobuf.DoubleValue
+	5,   // 109: huitian.v1.GetStatusResponse.last_policy:type_name -> huitian.v1.Policy
+	55,  // 110: huitian.v1.GetStatusResponse.last_plan_time:type_name -> google.protobuf.Timestamp
+	29,  // 111: huitian.v1.GetStatusResponse.last_stats:type_name -> huitian.v1.SolverStats
+	52,  // 112: huitian.v1.GetStatusResponse.tuner:type_name -> huitian.v1.TunerParameters
+	53,  // 113: huitian.v1.GetStatusResponse.measures:type_name -> huitian.v1.BackfillMeasures
+	54,  // 114: huitian.v1.GetStatusResponse.fragments:type_name -> huitian.v1.FragmentSummary
+	51,  // 115: huitian.v1.GetStatusResponse.cards:type_name -> huitian.v1.CardStatus
+	50,  // 116: huitian.v1.GetStatusResponse.memory:type_name -> huitian.v1.PlannerMemory
+	13,  // 117: huitian.v1.PlannerMemory.origin:type_name -> huitian.v1.PlannerMemory.Origin
+	55,  // 118: huitian.v1.PlannerMemory.made:type_name -> google.protobuf.Timestamp
+	20,  // 119: huitian.v1.CardStatus.card:type_name -> huitian.v1.CardRef
+	6,   // 120: huitian.v1.CardStatus.idle:type_name -> huitian.v1.FragmentClass
+	56,  // 121: huitian.v1.TunerParameters.max_backfill_runtime:type_name -> google.protobuf.Duration
+	57,  // 122: huitian.v1.BackfillMeasures.completion_rate:type_name -> google.protobuf.DoubleValue
+	57,  // 123: huitian.v1.BackfillMeasures.utilization:type_name -> google.protobuf.DoubleValue
+	56,  // 124: huitian.v1.BackfillMeasures.main_wait_delta:type_name -> google.protobuf.Duration
+	57,  // 125: huitian.v1.BackfillMeasures.estimator_exceed:type_name -> google.protobuf.DoubleValue
+	57,  // 126: huitian.v1.BackfillMeasures.lost_share:type_name -> google.protobuf.DoubleValue
+	6,   // 127: huitian.v1.FragmentSummary.fragment:type_name -> huitian.v1.FragmentClass
+	14,  // 128: huitian.v1.PlannerService.Plan:input_type -> huitian.v1.PlanRequest
+	31,  // 129: huitian.v1.PlannerService.ReportEvents:input_type -> huitian.v1.ReportEventsRequest
+	33,  // 130: huitian.v1.PlannerService.GetJobInsight:input_type -> huitian.v1.GetJobInsightRequest
+	37,  // 131: huitian.v1.PlannerService.ListJobs:input_type -> huitian.v1.ListJobsRequest
+	40,  // 132: huitian.v1.PlannerService.WhatIf:input_type -> huitian.v1.WhatIfRequest
+	48,  // 133: huitian.v1.PlannerService.GetStatus:input_type -> huitian.v1.GetStatusRequest
+	24,  // 134: huitian.v1.PlannerService.Plan:output_type -> huitian.v1.PlanResponse
+	32,  // 135: huitian.v1.PlannerService.ReportEvents:output_type -> huitian.v1.ReportEventsResponse
+	34,  // 136: huitian.v1.PlannerService.GetJobInsight:output_type -> huitian.v1.GetJobInsightResponse
+	38,  // 137: huitian.v1.PlannerService.ListJobs:output_type -> huitian.v1.ListJobsResponse
+	41,  // 138: huitian.v1.PlannerService.WhatIf:output_type -> huitian.v1.WhatIfResponse
+	49,  // 139: huitian.v1.PlannerService.GetStatus:output_type -> huitian.v1.GetStatusResponse
+	134, // [134:140] is the sub-list for method output_type
+	128, // [128:134] is the sub-list for method input_type
+	128, // [128:128] is the sub-list for extension type_name
+	128, // [128:128] is the sub-list for extension extendee
+	0,   // [0:128] is the sub-list for field type_name
 }
 
 func init() { file_huitian_v1_huitian_proto_init() }
