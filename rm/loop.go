@@ -212,7 +212,8 @@ func (l *Loop) wait(res *Result) time.Duration {
 		}
 	}
 	if wait < l.o.Interval {
-		l.log.Debug("next cycle sooner", "in", wait, "replan_by", res.Plan.GetReplanBy().AsTime(), "notices_due", len(l.due))
+		l.log.Debug("next cycle sooner", "in", wait, "replan_by", res.Plan.GetReplanBy().AsTime(),
+			"replan_asked", res.Plan.GetReplanBy() != nil, "notices_due", len(l.due))
 	}
 	return wait
 }
