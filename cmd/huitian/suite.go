@@ -765,7 +765,7 @@ func writeSuiteTable(w io.Writer, sw *suiteSweep, rows []suiteRow) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\tload\tcluster\tsubmit ×\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\thead delay max\ta\tb\tc\td\tresult\t", reference)
+	fmt.Fprintf(tw, "workload\tload\tcluster\tsubmit ×\tjobs\tpolicy\tlargest class\tsame jobs\tmean wait ×%[1]s\tp95 wait ×%[1]s\tbsld\t%[1]s bsld\tbf completion\tlost / busy\tpreemptions\thead delay max\theld by lent (max)\ta\tb\tc\td\tresult\t", reference)
 	if reps > 0 {
 		fmt.Fprintf(tw, "over %d replicas: mean wait ×%s\tp95 wait ×%[2]s\tbsld ×%[2]s\tbeyond chance\t", reps, reference)
 	}
@@ -794,9 +794,10 @@ func writeSuiteTable(w io.Writer, sw *suiteSweep, rows []suiteRow) error {
 				passed++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%.3f\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t",
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%.3f\t%d\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t%d (%s)\t%s\t%s\t%s\t%s\t%s\t",
 			r.Workload, r.Load, r.Cluster, r.SubmitScale, r.Jobs, r.Policy, r.Class, r.ClassJobs, opt(r.MeanWaitRatio, "%.3f"), opt(r.P95WaitRatio, "%.3f"),
 			r.AvgBSLD, r.RefAvgBSLD, opt(r.CompletionRate, "%.3f"), pct(r.LostShare), r.Preemptions, (time.Duration(r.HeadDelayMax) * time.Second).String(),
+			r.HeadHeld, (time.Duration(r.HeadHeldMax) * time.Second).String(),
 			mark(r.LargestWait), mark(r.Slowdown), mark(r.Completion), mark(r.Lost), result)
 		if rp := r.Replicated; rp != nil {
 			var beyond []string
