@@ -1064,3 +1064,52 @@ func TestProtectionAndNoticeFitBeforeTheClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestLentJobsHoldTheHeadNoLongerThanTheThreshold: the head (4 cards)
+// could start now but for bf, which cannot checkpoint and was lent card 3
+// in a window that ends at the head's promise. When that is more than the
+// threshold (30 min) past the margin, bf is requeued now, with the margin
+// as its notice; when less, it may run on in its window.
+func TestLentJobsHoldTheHeadNoLongerThanTheThreshold(t *testing.T) {
+	c := modeltest.Uniform(1, 4, 0)
+	now := modeltest.Epoch.Add(10 * time.Hour)
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		name    string
+		window  time.Duration
+		requeue bool
+	}{
+		{"window ends in 2 h: requeued now", 2 * time.Hour, true},
+		{"window ends in 20 min: runs on", 20 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bf := modeltest.Job("bf").Cards(1).Limit(3 * time.Hour).Build()
+			head := modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build()
+			r := modeltest.Running(bf, modeltest.Epoch.Add(9*time.Hour), modeltest.Ref("n000", 3))
+			r.Kind = model.Backfill
+			s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{r}, Queued: []model.Job{head}}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			h := NewHuitianGreedy(cfg)
+			h.mem.window["bf"] = now.Add(tc.window)
+			d, err := h.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.requeue {
+				if len(d.Preemptions) != 0 || len(d.Reservations) != 1 || !d.Reservations[0].Start.Equal(now.Add(tc.window)) {
+					t.Fatalf("preemptions %+v, reservations %+v; want none, and the head at the window's end", d.Preemptions, d.Reservations)
+				}
+				return
+			}
+			if len(d.Preemptions) != 1 || d.Preemptions[0].JobID != "bf" || d.Preemptions[0].Action != model.PreemptRequeue ||
+				d.Preemptions[0].Notice != cfg.Preempt.Margin || d.Preemptions[0].ForJobID != "head" {
+				t.Fatalf("preemptions %+v; want bf requeued for head with the margin as notice", d.Preemptions)
+			}
+			if len(d.Reservations) != 1 || d.Reservations[0].Start.After(now.Add(cfg.Preempt.Margin)) {
+				t.Fatalf("reservations %+v; want the head once bf's notice runs out", d.Reservations)
+			}
+		})
+	}
+}
