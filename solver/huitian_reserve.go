@@ -347,11 +347,12 @@ func (g *guaranteeTries) yields() map[int]preempt.Release {
 // not told to yield yet, each with its release if requeued now: in the
 // snapshot's order.
 func (c *cycle) lentOn(cards []int, planned map[int]preempt.Release) []yielder {
+	if len(planned) == 0 {
+		return nil // no job holds a window (most cycles)
+	}
+	idx := slices.Sorted(maps.Keys(planned))
 	var out []yielder
-	for i := range c.s.Running {
-		if _, ok := planned[i]; !ok {
-			continue
-		}
+	for _, i := range idx {
 		r := &c.s.Running[i]
 		if r.Job.Checkpointable {
 			continue
