@@ -121,7 +121,6 @@ type guaranteeTries struct {
 	keepPromise bool            // its promise is at stake (see setUp)
 
 	tries [2]guaranteeTry
-	held  []yielder         // lent jobs on the head's cards, requeued at once by a held try
 	n, at int               // tries set up, and the next to gate
 	cur   int               // the try gated to walk
 	alt   baseline.Prepared // its preparation
@@ -135,7 +134,6 @@ type guaranteeTries struct {
 // last.
 type guaranteeTry struct {
 	requeue bool
-	held    bool // tells only the lent jobs on the head's cards (g.held), by requeue
 	last    int64
 	keep    func(t1 int64) bool
 }
@@ -184,23 +182,10 @@ func (g *guaranteeTries) setUp(m *model.Decision, mb baseline.Brief) bool {
 	keepPromise := g.keepPromise
 	g.tries[0] = guaranteeTry{last: last, keep: func(t1 int64) bool { return t0-t1 > minGain || keepPromise && t1 <= promise }}
 	g.n = 1
-	margin := g.margin
-	switch thr := baseline.Seconds(h.cfg.Preempt.Threshold); {
-	case thresholdPassed:
+	if thresholdPassed {
+		margin := g.margin
 		g.tries[1] = guaranteeTry{requeue: true, last: min(margin, t0-1), keep: func(t1 int64) bool { return t1 <= margin && t0-t1 > 0 }}
 		g.n = 2
-	case t0-margin > thr && len(mb.ReservationCards) > 0:
-		// Jobs lent into windows on the head's cards may keep it waiting
-		// long past the moment EASY, which lends nothing so, would have
-		// started it (its promise is then still far off: the windows end
-		// by it). When they alone keep it more than the threshold, they
-		// are requeued now: the wait a head pays for lending is bounded
-		// by the threshold and the margin. On NASA-iPSC at load 0.7 the
-		// whole machine's job waited 2.6 h for lent jobs.
-		if g.held = c.lentOn(mb.ReservationCards[0], g.planned); len(g.held) > 0 {
-			g.tries[1] = guaranteeTry{requeue: true, held: true, last: min(margin, t0-1), keep: func(t1 int64) bool { return t1 <= margin && t0-t1 > thr }}
-			g.n = 2
-		}
 	}
 	return !g.gateNext()
 }
@@ -235,10 +220,7 @@ func (g *guaranteeTries) gate(k int) bool {
 	// quantiles, every try was a tenth of the plan).
 	kind := b2i(tr.requeue)
 	adds := &c.yieldable[kind]
-	if tr.held {
-		c.yieldAsked[kind] = true // the only requeue try of the cycle
-		*adds = g.held
-	} else if !c.yieldAsked[kind] {
+	if !c.yieldAsked[kind] {
 		cands := c.yieldCandidates(g.planned, tr.requeue)
 		if !g.keepPromise && !h.noFreeBound && !c.mayBeFree(c.allYield(g.prep.Until, cands), tr.last, g.headReq) {
 			// Which of them may yield asks each whether it ends soon
@@ -333,44 +315,7 @@ func (g *guaranteeTries) yields() map[int]preempt.Release {
 	for _, a := range g.adds {
 		y[a.i] = a.rel
 	}
-	if g.tries[g.cur].held {
-		g.c.heldYield = make(map[int]bool, len(g.adds))
-		for _, a := range g.adds {
-			g.c.heldYield[a.i] = true
-		}
-	}
 	return y
-}
-
-// lentOn returns the running jobs lent into windows (planned to yield by
-// their window: they cannot checkpoint) that hold any of cards (sorted),
-// not told to yield yet, each with its release if requeued now: in the
-// snapshot's order.
-func (c *cycle) lentOn(cards []int, planned map[int]preempt.Release) []yielder {
-	if len(planned) == 0 {
-		return nil // no job holds a window (most cycles)
-	}
-	idx := slices.Sorted(maps.Keys(planned))
-	var out []yielder
-	for _, i := range idx {
-		r := &c.s.Running[i]
-		if r.Job.Checkpointable {
-			continue
-		}
-		if _, told := c.h.mem.yielding[r.Job.ID]; told {
-			continue
-		}
-		if _, windowed := c.runWindow(i); !windowed {
-			continue
-		}
-		if !slices.ContainsFunc(c.runCards[i], func(id int) bool { _, ok := slices.BinarySearch(cards, id); return ok }) {
-			continue
-		}
-		if rel := preempt.ReleaseOf(c.h.cfg.Preempt, r, c.s.Now, true); rel.OK {
-			out = append(out, yielder{i, rel})
-		}
-	}
-	return out
 }
 
 // mayBeFree says whether the head's cards (req) can all be free at t
@@ -854,7 +799,7 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 		if _, told := c.h.mem.yielding[r.Job.ID]; told {
 			continue // told already, by an earlier cycle: it is on its way out
 		}
-		if w, ok := c.h.mem.window[r.Job.ID]; ok && rel.Action == model.PreemptRequeue && c.s.Now.Add(c.h.cfg.Preempt.Margin).Before(w) && !c.heldYield[i] {
+		if w, ok := c.h.mem.window[r.Job.ID]; ok && rel.Action == model.PreemptRequeue && c.s.Now.Add(c.h.cfg.Preempt.Margin).Before(w) {
 			// Within its window by more than its notice: it may yet end in
 			// time. Told only once past it, a job whose window ended at
 			// the reservation (most do) left the head a notice late (60 s,
@@ -1060,9 +1005,7 @@ func (c *cycle) preemptFor(j *model.Job, t int64, yield map[int]preempt.Release)
 	preempt.Order(victims)
 	for _, v := range victims {
 		why := "%s's reservation at %s claims its cards"
-		if w, ok := c.h.mem.window[v.ID]; c.heldYield[v.Index] {
-			why = "%s could start at %s but for jobs lent into windows, this one among them, which would keep it waiting longer than the threshold"
-		} else if ok && !c.s.Now.Before(w) {
+		if w, ok := c.h.mem.window[v.ID]; ok && !c.s.Now.Before(w) {
 			why = "%s's reservation at %s claims its cards, and it ran past the window it was admitted into"
 		} else if ok {
 			why = "%s's reservation at %s claims its cards, and the window it was admitted into ends within its notice"
