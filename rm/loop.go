@@ -202,14 +202,12 @@ func (l *Loop) wait(res *Result) time.Duration {
 	if res.Now.IsZero() {
 		return wait // no snapshot: nothing asked
 	}
-	at := l.due
-	if by := res.Plan.GetReplanBy(); by != nil {
-		at = append(at[:len(at):len(at)], by.AsTime())
+	sooner := func(t time.Time) { wait = min(wait, max(t.Sub(res.Now), l.o.MinGap)) }
+	for _, t := range l.due {
+		sooner(t)
 	}
-	for _, t := range at {
-		if in := max(t.Sub(res.Now), l.o.MinGap); in < wait {
-			wait = in
-		}
+	if by := res.Plan.GetReplanBy(); by != nil {
+		sooner(by.AsTime())
 	}
 	if wait < l.o.Interval {
 		l.log.Debug("next cycle sooner", "in", wait, "replan_by", res.Plan.GetReplanBy().AsTime(),

@@ -171,6 +171,27 @@ func (f *fake) Acknowledged(_ context.Context, evs []*pb.JobEvent) error {
 	return nil
 }
 
+// runToTheEnd runs loop until every job of f finished and the service
+// learned it (f cancels the loop then), and fails the test when jobs are
+// left after 48 simulated hours.
+func runToTheEnd(t *testing.T, f *fake, loop *rm.Loop) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	f.cancel = cancel
+	done := make(chan error, 1)
+	go func() { done <- loop.Run(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(48 * time.Hour):
+		cancel()
+		<-done
+		t.Fatalf("jobs left after 48 simulated hours; calls: %s", strings.Join(f.calls[max(0, len(f.calls)-20):], ", "))
+	}
+}
+
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // TestLoopCarriesOutPlansUntilEveryJobFinishes runs the loop against a real
@@ -186,22 +207,9 @@ func TestLoopCarriesOutPlansUntilEveryJobFinishes(t *testing.T) {
 		f.submit("big", 8, 2*time.Hour, time.Hour, false)
 		f.submit("ckpt", 4, 90*time.Minute, 80*time.Minute, true)
 		f.submit("after", 6, 30*time.Minute, 25*time.Minute, false)
-		ctx, cancel := context.WithCancel(t.Context())
-		f.cancel = cancel
 		loop := rm.New(srv.Client(), f, rm.Options{Interval: time.Minute, Log: quiet(),
 			Plan: &pb.PlanOptions{Policy: pb.Policy_POLICY_HUITIAN_GREEDY}})
-		done := make(chan error, 1)
-		go func() { done <- loop.Run(ctx) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-		case <-time.After(48 * time.Hour):
-			cancel()
-			<-done
-			t.Fatalf("jobs left after 48 simulated hours; calls: %s", strings.Join(f.calls[max(0, len(f.calls)-20):], ", "))
-		}
+		runToTheEnd(t, f, loop)
 
 		// Every preemption in a cycle came before every start of that cycle.
 		cycle := 0
@@ -368,23 +376,9 @@ func TestLoopPlansAgainWhenThePlanAsks(t *testing.T) {
 		f.submit("big", 8, 2*time.Hour, time.Hour, false)
 		f.submit("ckpt", 4, 90*time.Minute, 80*time.Minute, true)
 		d := &timed{fake: f, promised: map[string]time.Time{}, started: map[string]time.Time{}}
-		ctx, cancel := context.WithCancel(t.Context())
-		f.cancel = cancel
 		const interval, gap = time.Hour, 5 * time.Second
-		loop := rm.New(srv.Client(), d, rm.Options{Interval: interval, MinGap: gap, Log: quiet(),
-			Plan: &pb.PlanOptions{Policy: pb.Policy_POLICY_HUITIAN_GREEDY}})
-		done := make(chan error, 1)
-		go func() { done <- loop.Run(ctx) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-		case <-time.After(48 * time.Hour):
-			cancel()
-			<-done
-			t.Fatalf("jobs left after 48 simulated hours; calls: %s", strings.Join(f.calls[max(0, len(f.calls)-20):], ", "))
-		}
+		runToTheEnd(t, f, rm.New(srv.Client(), d, rm.Options{Interval: interval, MinGap: gap, Log: quiet(),
+			Plan: &pb.PlanOptions{Policy: pb.Policy_POLICY_HUITIAN_GREEDY}}))
 
 		asked := 0
 		for i := 1; i < len(d.snaps) && i <= len(d.asks); i++ {
@@ -416,19 +410,13 @@ func TestLoopPlansAgainWhenThePlanAsks(t *testing.T) {
 	})
 }
 
-// waking is a fake whose Wakes the test feeds.
+// waking is a timed fake whose Wakes the test feeds.
 type waking struct {
-	*fake
+	*timed
 	wakes chan struct{}
-	snaps []time.Time
 }
 
 func (w *waking) Wakes() <-chan struct{} { return w.wakes }
-
-func (w *waking) Snapshot(ctx context.Context) (*rm.Snapshot, error) {
-	w.snaps = append(w.snaps, time.Now())
-	return w.fake.Snapshot(ctx)
-}
 
 // TestLoopPlansOnWakes: a Waker's signal brings the next cycle at once, or
 // MinGap after the last one began when it comes sooner; without one, the
@@ -439,7 +427,7 @@ func TestLoopPlansOnWakes(t *testing.T) {
 		f := newFake(t, 1, 4)
 		f.submit("long", 1, 10*time.Hour, 9*time.Hour, false) // keeps the loop running
 		f.cancel = func() {}
-		w := &waking{fake: f, wakes: make(chan struct{}, 1)}
+		w := &waking{timed: &timed{fake: f, promised: map[string]time.Time{}, started: map[string]time.Time{}}, wakes: make(chan struct{}, 1)}
 		ctx, cancel := context.WithCancel(t.Context())
 		loop := rm.New(srv.Client(), w, rm.Options{Interval: time.Hour, MinGap: 5 * time.Second, Log: quiet()})
 		done := make(chan error, 1)

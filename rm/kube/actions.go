@@ -220,10 +220,10 @@ func (d *Driver) place(ctx context.Context, j *batchv1.Job, cards []*pb.CardRef,
 	used := map[string]bool{}
 	var gated []*corev1.Pod
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		if p.DeletionTimestamp != nil || podDone(p) {
 			continue
 		}
-		if slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GatePlacement }) {
+		if waitsForPlacement(p) {
 			gated = append(gated, p)
 			continue
 		}

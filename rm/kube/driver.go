@@ -94,7 +94,10 @@ func New(ctx context.Context, cs kubernetes.Interface, cfg Config, log *slog.Log
 		return nil, fmt.Errorf("kube: watch Jobs: %w", err)
 	}
 	if _, err := pi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(p any) { d.pokeIf(podGated(p)) }, // a started job's pods, to place
+		AddFunc: func(o any) { // a started job's pods, to place
+			p, ok := o.(*corev1.Pod)
+			d.pokeIf(ok && waitsForPlacement(p))
+		},
 		UpdateFunc: func(o, n any) { d.pokeIf(podEnded(o, n)) },
 		DeleteFunc: func(any) { d.poke() }, // suspended, or gone: its cards are back
 	}); err != nil {
@@ -157,10 +160,10 @@ func podDone(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// podGated says whether a pod waits for the adapter to place it.
-func podGated(o any) bool {
-	p, ok := o.(*corev1.Pod)
-	return ok && slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GatePlacement })
+// waitsForPlacement says whether a pod waits for the adapter to place it
+// (it carries GatePlacement).
+func waitsForPlacement(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GatePlacement })
 }
 
 // wrote records the resourceVersion of the adapter's own write to a Job.

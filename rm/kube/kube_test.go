@@ -304,8 +304,8 @@ func TestWhatWakesTheLoop(t *testing.T) {
 			t.Errorf("pod %s: podEnded %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if !podGated(pod(corev1.PodPending, "other", GatePlacement)) || podGated(pod(corev1.PodPending, "other")) || podGated(running) {
-		t.Errorf("podGated: a pod with the placement gate, and only such a pod, waits for its placement")
+	if !waitsForPlacement(pod(corev1.PodPending, "other", GatePlacement)) || waitsForPlacement(pod(corev1.PodPending, "other")) {
+		t.Errorf("waitsForPlacement: a pod with the placement gate, and only such a pod, waits for its placement")
 	}
 	if jobEnded(running, pod(corev1.PodSucceeded)) || podEnded(running, done) {
 		t.Errorf("an object of another kind (a tombstone) is no end")
