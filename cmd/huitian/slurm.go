@@ -18,13 +18,14 @@ func newSlurmCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "slurm",
 		Short: "Carry out huitian's plans on a Slurm cluster (held jobs, node lists, USR1 and requeue)",
-		Long: `slurm runs the Slurm driver: every --interval it reads the nodes and
-GPUs of --partition (scontrol show node), the jobs (squeue --json), asks
-huitian serve for a plan, preempts the jobs it names (SUSPEND: scancel
---signal=USR1, "checkpoint now", then requeue-hold when the notice runs out;
-REQUEUE: requeue-hold at once), starts the jobs it names by setting their
-node list to the plan and releasing them, reads back the GPUs Slurm gave
-(scontrol show job -d, IDX) and reports what happened.
+		Long: `slurm runs the Slurm driver: every --interval, and sooner when a job of
+--partition is submitted, starts or ends (squeue every --watch-interval),
+it reads the nodes and GPUs of --partition (scontrol show node), the jobs
+(squeue --json), asks huitian serve for a plan, preempts the jobs it names
+(SUSPEND: scancel --signal=USR1, "checkpoint now", then requeue-hold when
+the notice runs out; REQUEUE: requeue-hold at once), starts the jobs it
+names by setting their node list to the plan and releasing them, reads back
+the GPUs Slurm gave (scontrol show job -d, IDX) and reports what happened.
 
 Jobs are submitted held into --partition (job_submit.lua in deploy/slurm
 holds them; or sbatch --hold), with --time, --nodes and --gres=gpu:K (per
@@ -46,9 +47,11 @@ Its state lives in the jobs' AdminComment: a restart loses nothing.`,
 			if err != nil {
 				return exitWith(2, err)
 			}
+			defer d.Close()
 			ctx, stop := signalContext(cmd)
 			defer stop()
-			df.log.Info("huitian slurm: running", "server", df.server, "partition", cfg.Partition, "cluster", cfg.ClusterID, "interval", df.interval)
+			df.log.Info("huitian slurm: running", "server", df.server, "partition", cfg.Partition, "cluster", cfg.ClusterID, "interval", df.interval,
+				"watch_interval", cfg.WatchInterval)
 			return df.run(ctx, d)
 		},
 	}
@@ -58,6 +61,7 @@ Its state lives in the jobs' AdminComment: a restart loses nothing.`,
 	f.StringVar(&cfg.ClusterID, "cluster-id", cfg.ClusterID, "the cluster's id at huitian serve")
 	f.StringVar(&cfg.TopologyDir, "topology-dir", "", "folder of NODE.json files (huitian topo --json per node): GPU UUIDs, models, NVLink islands")
 	f.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "a released job that Slurm has not started by then is held and planned again")
+	f.DurationVar(&cfg.WatchInterval, "watch-interval", cfg.WatchInterval, "how often to ask Slurm (squeue: job ids and states) whether --partition's jobs changed; a change brings the next cycle before --interval (0: off)")
 	f.DurationVar(&cmdTimeout, "command-timeout", 30*time.Second, "longest a Slurm command may take")
 	df.registerLog(cmd)
 	return cmd

@@ -50,6 +50,15 @@ type Config struct {
 	// driver holds it again and plans it anew (the planned GPUs were not
 	// free to Slurm after all).
 	StartTimeout time.Duration
+	// WatchInterval is how often the driver asks Slurm whether the
+	// partition's jobs changed, once rm.Loop takes its Wakes: one squeue
+	// call listing the ids and states of the jobs not yet finished. A job
+	// submitted, started, ended, cancelled or requeued then asks the loop
+	// for a cycle at once (at least its MinGap after the last), not at its
+	// next interval. 0 or less turns the watch off: cycles come on the
+	// loop's interval, replan_by and notices alone; otherwise it is at
+	// least 100ms. Defaults sets 2s.
+	WatchInterval time.Duration
 	// Run runs Slurm's commands (Exec(30s) when nil).
 	Run Runner
 	// Clock is the driver's time source (time.Now when nil).
@@ -57,10 +66,15 @@ type Config struct {
 }
 
 // Defaults returns the documented defaults: partition "huitian", cluster
-// id "slurm".
+// id "slurm", start timeout 2m, watch interval 2s.
 func Defaults() Config {
-	return Config{ClusterID: "slurm", Partition: "huitian", StartTimeout: 2 * time.Minute}
+	return Config{ClusterID: "slurm", Partition: "huitian", StartTimeout: 2 * time.Minute, WatchInterval: 2 * time.Second}
 }
+
+// minWatchInterval is the shortest WatchInterval that is not off: every
+// poll is a request to slurmctld, and the loop plans at most once a MinGap
+// (1s by default) however often it is woken.
+const minWatchInterval = 100 * time.Millisecond
 
 // Validate reports every problem at once.
 func (c Config) Validate() error {
@@ -73,6 +87,9 @@ func (c Config) Validate() error {
 	}
 	if c.StartTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("start timeout: must be > 0, got %s", c.StartTimeout))
+	}
+	if c.WatchInterval > 0 && c.WatchInterval < minWatchInterval {
+		errs = append(errs, fmt.Errorf("watch interval: want 0 (off) or at least %s, got %s", minWatchInterval, c.WatchInterval))
 	}
 	return errors.Join(errs...)
 }

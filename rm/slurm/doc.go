@@ -3,7 +3,9 @@
 // `scontrol show node -o` for the nodes and their GPUs, `squeue --json` for
 // the jobs, `scontrol update/release/requeuehold` to start and preempt, and
 // `scancel --signal=USR1` for a checkpoint notice. Slurm's own suspend is
-// never used: a suspended job keeps its GPUs.
+// never used: a suspended job keeps its GPUs. Slurm has no watch to
+// subscribe to: a short `squeue --format="%i %T"` every WatchInterval sees a
+// job submitted, started or ended, and wakes the loop (rm.Waker).
 //
 // The jobs it manages are the ones submitted into its partition, held (by
 // job_submit.lua, deploy/slurm/, or `sbatch --hold`), with `--time` as the

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -19,7 +20,9 @@ import (
 	"github.com/huitian/huitian/rm"
 )
 
-// Driver is the Slurm rm.Driver. The loop calls it from one goroutine.
+// Driver is the Slurm rm.Driver. The loop calls it from one goroutine;
+// the watch behind Wakes runs on its own and shares only cfg, run and log
+// with it (Close stops it).
 type Driver struct {
 	cfg   Config
 	run   Runner
@@ -28,15 +31,25 @@ type Driver struct {
 	nodes map[string]*pb.Node
 	held  map[string]bool // "node/index" held by jobs huitian does not manage
 	jobs  map[string]*Job // the last snapshot's jobs of the partition, by id
+
+	wake chan struct{} // rm.Waker: a change the watch saw, not yet taken
+	// mu guards the watch's start and stop (stop, stopped, closed); it is
+	// never held with another lock, nor while the watch polls.
+	mu      sync.Mutex
+	stop    context.CancelFunc // nil until the watch starts
+	stopped chan struct{}      // closed when the watch has returned
+	closed  bool
 }
 
 var (
 	_ rm.Driver       = (*Driver)(nil)
 	_ rm.Acknowledger = (*Driver)(nil)
 	_ rm.Informer     = (*Driver)(nil)
+	_ rm.Waker        = (*Driver)(nil)
 )
 
-// New returns a driver for cfg.
+// New returns a driver for cfg. It starts nothing: the watch of the
+// partition's jobs starts with the first Wakes, and Close stops it.
 func New(cfg Config, log *slog.Logger) (*Driver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -48,7 +61,7 @@ func New(cfg Config, log *slog.Logger) (*Driver, error) {
 	if run == nil {
 		run = Exec(30 * time.Second)
 	}
-	return &Driver{cfg: cfg, run: run, log: log, acked: map[string]bool{}}, nil
+	return &Driver{cfg: cfg, run: run, log: log, acked: map[string]bool{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // ErrPlanStale means a planned action no longer matches the cluster; the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,12 +23,35 @@ type fakeSlurm struct {
 	nodes []byte
 	queue string
 	calls []string
+
+	// The watch's squeue runs on its own goroutine: mu guards calls while
+	// it runs, and its answer.
+	mu        sync.Mutex
+	states    string // squeue --noheader … --format=%i %T
+	statesErr error
+	block     bool // the watch's squeue hangs until its context ends
 }
 
-func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte, error) {
+// answer sets what the watch's squeue answers from now on.
+func (f *fakeSlurm) answer(states string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.states, f.statesErr = states, err
+}
+
+func (f *fakeSlurm) run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := name + " " + strings.Join(args, " ")
+	f.mu.Lock()
 	f.calls = append(f.calls, cmd)
+	states, err, block := f.states, f.statesErr, f.block
+	f.mu.Unlock()
 	switch {
+	case strings.HasPrefix(cmd, "squeue --noheader"):
+		if block {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return []byte(states), err
 	case strings.HasPrefix(cmd, "scontrol show node"):
 		return f.nodes, nil
 	case strings.HasPrefix(cmd, "squeue --json"):
@@ -39,6 +63,8 @@ func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte,
 }
 
 func (f *fakeSlurm) ran(prefix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	n := 0
 	for _, c := range f.calls {
 		if strings.HasPrefix(c, prefix) {

@@ -2,8 +2,10 @@ package slurm
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/huitian/huitian/internal/wire"
 )
@@ -80,6 +82,32 @@ func FuzzParseQueue(f *testing.F) {
 			if len(probs) > 0 {
 				t.Fatalf("accepted %v, which the service refuses: %v", spec, probs)
 			}
+		}
+	})
+}
+
+func FuzzParseJobStates(f *testing.F) {
+	seedFiles(f, "squeue-states.txt")
+	f.Add("3_[1-4] PENDING\n2 COMPLETING\n1 REQUEUE_HOLD\n")
+	f.Add("JOBID STATE\n7 running+requeued\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		jobs, err := ParseJobStates([]byte(s))
+		if err != nil {
+			return
+		}
+		// What it accepts is a job id and a state word, and reads the same
+		// when printed as squeue prints it.
+		var b strings.Builder
+		for _, j := range jobs {
+			if j.ID == "" || j.ID[0] < '0' || j.ID[0] > '9' || strings.ContainsFunc(j.ID, unicode.IsSpace) ||
+				j.State == "" || strings.ContainsFunc(j.State, func(r rune) bool { return (r < 'A' || r > 'Z') && r != '_' }) {
+				t.Fatalf("accepted %+v", j)
+			}
+			b.WriteString(j.ID + " " + j.State + "\n")
+		}
+		again, err := ParseJobStates([]byte(b.String()))
+		if err != nil || !slices.Equal(again, jobs) {
+			t.Fatalf("%q read back as %v, %v; want %v", b.String(), again, err, jobs)
 		}
 	})
 }

@@ -465,3 +465,31 @@ func (j *Job) Allocs() ([]Alloc, error) {
 	}
 	return out, nil
 }
+
+// JobState is one job as the driver's watch lists it: its id (an array's
+// pending tasks share one line, "12_[3-9]") and its state.
+type JobState struct{ ID, State string }
+
+// ParseJobStates reads `squeue --noheader --format="%i %T"`: one job a line,
+// its id and its state (PENDING, RUNNING, COMPLETING, REQUEUE_HOLD, …),
+// upper-cased, without "+" flags. Blank lines are skipped; any other line
+// that is not an id (it starts with a digit: a header is refused) and a
+// state is an error.
+func ParseJobStates(out []byte) ([]JobState, error) {
+	var jobs []JobState
+	for i, line := range strings.Split(string(out), "\n") {
+		fs := strings.Fields(line)
+		if len(fs) == 0 {
+			continue
+		}
+		if len(fs) != 2 || fs[0][0] < '0' || fs[0][0] > '9' {
+			return nil, fmt.Errorf("%w: squeue line %d: want a job id and a state, got %q", ErrParse, i+1, line)
+		}
+		st := baseState(fs[1])
+		if st == "" || strings.IndexFunc(st, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r == '_') }) >= 0 {
+			return nil, fmt.Errorf("%w: squeue line %d: %q is not a job state", ErrParse, i+1, fs[1])
+		}
+		jobs = append(jobs, JobState{ID: fs[0], State: st})
+	}
+	return jobs, nil
+}

@@ -112,6 +112,39 @@ func TestSlurmParseQueueCaptured(t *testing.T) {
 	}
 }
 
+// TestSlurmParseJobStates: the watch's squeue, as Slurm 22.05 prints it
+// (a pending array on one line, a flag in place of the state), and what
+// is refused with the line it is on.
+func TestSlurmParseJobStates(t *testing.T) {
+	got, err := ParseJobStates(read(t, "squeue-states.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []JobState{{"1", "PENDING"}, {"2", "PENDING"}, {"3_1", "RUNNING"}, {"3_2", "RUNNING"}, {"3_3", "RUNNING"}, {"3_4", "RUNNING"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("captured (-want +got):\n%s", diff)
+	}
+	got, err = ParseJobStates([]byte("  3_[1-4]   PENDING  \n\n2 COMPLETING\n7 running+requeued\n"))
+	want = []JobState{{"3_[1-4]", "PENDING"}, {"2", "COMPLETING"}, {"7", "RUNNING"}}
+	if diff := cmp.Diff(want, got); err != nil || diff != "" {
+		t.Errorf("spaced, flagged: %v (-want +got):\n%s", err, diff)
+	}
+	if got, err := ParseJobStates(nil); err != nil || len(got) != 0 {
+		t.Errorf("no jobs: %v, %v", got, err)
+	}
+	for _, tc := range []struct{ what, in, want string }{
+		{"a header (no --noheader)", "JOBID STATE\n1 PENDING\n", "line 1"},
+		{"a third column", "1 PENDING\n2 RUNNING huitian\n", "line 2"},
+		{"no state", "1 PENDING\n\n3\n", "line 3"},
+		{"a state that is no word", "1 PEND1NG\n", "not a job state"},
+		{"only flags", "1 +\n", "not a job state"},
+	} {
+		if _, err := ParseJobStates([]byte(tc.in)); !errors.Is(err, ErrParse) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want ErrParse with %q", tc.what, err, tc.want)
+		}
+	}
+}
+
 func TestSlurmParseErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want string

@@ -332,6 +332,12 @@ func TestSlurm(t *testing.T) {
 		return true
 	})
 	elapsed := time.Since(t0)
+
+	// 4b. With the loop's interval at 10 minutes, the watch alone starts
+	// jobs: a submitted one, and one that waits for another's end.
+	if driver != nil {
+		checkWakes(t, e, scriptPath, driver, p)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 
@@ -417,6 +423,78 @@ func TestSlurm(t *testing.T) {
 	}
 	t.Logf("huitian: %d jobs completed in %s, %d polls", len(work), elapsed.Round(time.Second), p.polls)
 	_ = results
+}
+
+// checkWakes restarts the driver with a 10-minute interval and a 1 s
+// watch, waits for its first cycle, then submits a job that takes every
+// GPU and one that waits for it. Both must start within seconds — of the
+// submission, of the first one's end — not at the next tick: only the
+// watch (a squeue every --watch-interval) can bring those cycles.
+func checkWakes(t *testing.T, e env, scriptPath string, driver *e2etest.Proc, p *poller) {
+	const (
+		watch = time.Second
+		slack = 10 * time.Second // watch, MinGap, a cycle and Slurm's start, with room
+	)
+	if err := driver.Stop(); err != nil {
+		t.Errorf("stop huitian slurm: %v", err)
+	}
+	cycles := func() int {
+		b, _ := os.ReadFile(driver.Log)
+		return strings.Count(string(b), `msg="resource-manager cycle"`)
+	}
+	before := cycles()
+	args := slices.Clone(driver.Args)
+	for i := range args {
+		if args[i] == "--interval" {
+			args[i+1] = (10 * time.Minute).String()
+		}
+	}
+	driver.Args = append(args, "--watch-interval", watch.String())
+	driver.Start()
+	e2etest.WaitFor(t, "the restarted driver's first cycle", time.Minute, 100*time.Millisecond, func() bool { return cycles() > before })
+
+	opts := "huitian: user=alice class=evaluation"
+	jobs := []workJob{
+		{name: "wake-all", nodes: 4, perNode: 8, runtime: 5, limit: 2, opts: opts},
+		{name: "wake-next", nodes: 1, perNode: 8, runtime: 2, limit: 2, opts: opts},
+	}
+	submitted := time.Now().Truncate(time.Second) // Slurm's times are whole seconds
+	var ids []int64
+	for _, w := range jobs {
+		id := sbatch(t, e, scriptPath, w)
+		ids = append(ids, id)
+		p.mu.Lock()
+		p.names[id] = w.name
+		p.mu.Unlock()
+	}
+	// The one that takes every GPU and the other cannot run together:
+	// whichever the plan starts first, the second waits for its end.
+	var first, second *run
+	var firstEnd time.Time
+	e2etest.WaitFor(t, "both wake jobs to start (only the watch wakes the loop, whose interval is 10 minutes)", 2*time.Minute, 200*time.Millisecond, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		r0, r1 := p.runs[fmt.Sprintf("%d/0", ids[0])], p.runs[fmt.Sprintf("%d/0", ids[1])]
+		if r0 == nil || r1 == nil {
+			return false
+		}
+		first, second = r0, r1
+		if r1.slurmStart < r0.slurmStart {
+			first, second = r1, r0
+		}
+		end := p.final[first.job].EndTime
+		firstEnd = time.Unix(end, 0)
+		return end > 0
+	})
+	startFirst, startSecond := time.Unix(first.slurmStart, 0), time.Unix(second.slurmStart, 0)
+	if d := startFirst.Sub(submitted); d > slack {
+		t.Errorf("%s started %s after its submission; the watch (%s) should have brought a cycle within %s", first.name, d, watch, slack)
+	}
+	if d := startSecond.Sub(firstEnd); d < 0 || d > slack {
+		t.Errorf("%s started %s after %s ended; want within %s (the watch sees the end)", second.name, d, first.name, slack)
+	}
+	t.Logf("with a 10m interval and a %s watch: %s started %s after its submission, %s %s after %s ended",
+		watch, first.name, startFirst.Sub(submitted), second.name, startSecond.Sub(firstEnd), first.name)
 }
 
 // classResult is one size class's figures.
