@@ -1064,3 +1064,64 @@ func TestProtectionAndNoticeFitBeforeTheClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestLentJobsYieldWhenTheHeadsIdleCardsOutweighTheirWork: the head (4
+// cards) could start now but for bf, which cannot checkpoint and was lent
+// cards in a window that ends at the head's promise. bf is requeued now,
+// with the margin as its notice, when the card-time the head's other cards
+// would stand idle until bf is expected to end (by the window's end)
+// exceeds the card-time bf has run, and that wait is more than MinGain
+// (10 min); else it runs on in its window.
+func TestLentJobsYieldWhenTheHeadsIdleCardsOutweighTheirWork(t *testing.T) {
+	c := modeltest.Uniform(1, 4, 0)
+	now := modeltest.Epoch.Add(10 * time.Hour)
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		name    string
+		cards   int           // bf's, from card 3 down
+		ran     time.Duration // bf's time run
+		limit   time.Duration // bf's limit
+		window  time.Duration // from now
+		requeue bool
+	}{
+		{"1 card run 1 h, window 2 h: 3 cards idle 2 h outweigh it", 1, time.Hour, 3 * time.Hour, 2 * time.Hour, true},
+		{"1 card run 7 h, window 2 h: its work outweighs 3 cards idle 2 h", 1, 7 * time.Hour, 9 * time.Hour, 2 * time.Hour, false},
+		{"3 cards run 1 h, window 2 h: its work outweighs 1 card idle 2 h", 3, time.Hour, 3 * time.Hour, 2 * time.Hour, false},
+		{"1 card run 1 min, window 20 min: the head waits for it", 1, time.Minute, 3 * time.Hour, 20 * time.Minute, true},
+		{"1 card run 1 min, window 9 min: within MinGain", 1, time.Minute, 3 * time.Hour, 9 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bf := modeltest.Job("bf").Cards(tc.cards).Limit(tc.limit).Build()
+			head := modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build()
+			refs := make([]model.CardRef, tc.cards)
+			for k := range refs {
+				refs[k] = modeltest.Ref("n000", 3-k)
+			}
+			r := modeltest.Running(bf, now.Add(-tc.ran), refs...)
+			r.Kind = model.Backfill
+			s := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{r}, Queued: []model.Job{head}}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			h := NewHuitianGreedy(cfg)
+			h.mem.window["bf"] = now.Add(tc.window)
+			d, err := h.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.requeue {
+				if len(d.Preemptions) != 0 || len(d.Reservations) != 1 || !d.Reservations[0].Start.Equal(now.Add(tc.window)) {
+					t.Fatalf("preemptions %+v, reservations %+v; want none, and the head at the window's end", d.Preemptions, d.Reservations)
+				}
+				return
+			}
+			if len(d.Preemptions) != 1 || d.Preemptions[0].JobID != "bf" || d.Preemptions[0].Action != model.PreemptRequeue ||
+				d.Preemptions[0].Notice != cfg.Preempt.Margin || d.Preemptions[0].ForJobID != "head" {
+				t.Fatalf("preemptions %+v; want bf requeued for head with the margin as notice", d.Preemptions)
+			}
+			if len(d.Reservations) != 1 || d.Reservations[0].Start.After(now.Add(cfg.Preempt.Margin)) {
+				t.Fatalf("reservations %+v; want the head once bf's notice runs out", d.Reservations)
+			}
+		})
+	}
+}

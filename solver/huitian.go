@@ -353,8 +353,12 @@ type cycle struct {
 	// with requeue.
 	yieldable  [2][]yielder
 	yieldAsked [2]bool
-	wins       []runWin // runWindow's answers, by running index
-	soon       []int8   // endsSoon, once asked: 0 not yet, 1 yes, -1 no
+	// heldYield: the guarantee's kept try requeues these running jobs (by
+	// index), lent into windows, because only they keep the head from
+	// starting (guaranteeTries.setUp).
+	heldYield map[int]bool
+	wins      []runWin // runWindow's answers, by running index
+	soon      []int8   // endsSoon, once asked: 0 not yet, 1 yes, -1 no
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg

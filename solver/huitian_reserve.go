@@ -10,6 +10,7 @@ import (
 
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/solver/baseline"
+	"github.com/huitian/huitian/solver/estimate"
 	"github.com/huitian/huitian/solver/preempt"
 	"github.com/huitian/huitian/solver/profile"
 )
@@ -121,6 +122,7 @@ type guaranteeTries struct {
 	keepPromise bool            // its promise is at stake (see setUp)
 
 	tries [2]guaranteeTry
+	held  []yielder         // lent jobs on the head's cards, requeued at once by a held try
 	n, at int               // tries set up, and the next to gate
 	cur   int               // the try gated to walk
 	alt   baseline.Prepared // its preparation
@@ -134,6 +136,7 @@ type guaranteeTries struct {
 // last.
 type guaranteeTry struct {
 	requeue bool
+	held    bool // tells only the lent jobs on the head's cards (g.held), by requeue
 	last    int64
 	keep    func(t1 int64) bool
 }
@@ -182,10 +185,30 @@ func (g *guaranteeTries) setUp(m *model.Decision, mb baseline.Brief) bool {
 	keepPromise := g.keepPromise
 	g.tries[0] = guaranteeTry{last: last, keep: func(t1 int64) bool { return t0-t1 > minGain || keepPromise && t1 <= promise }}
 	g.n = 1
-	if thresholdPassed {
-		margin := g.margin
+	margin := g.margin
+	switch {
+	case thresholdPassed:
 		g.tries[1] = guaranteeTry{requeue: true, last: min(margin, t0-1), keep: func(t1 int64) bool { return t1 <= margin && t0-t1 > 0 }}
 		g.n = 2
+	case t0-margin > minGain && len(mb.ReservationCards) > 0:
+		// Jobs lent into windows on the head's cards may keep it waiting
+		// long past the moment EASY, which lends nothing so, would have
+		// started it (its promise is then still far off: the windows end
+		// by it). They are requeued now when that starts the head within
+		// the margin, more than MinGain before they are expected to end,
+		// and the card-time its other cards would stand idle meanwhile
+		// exceeds the work their requeue throws away (lentCost). On
+		// NASA-iPSC at load 0.7 the whole machine's job waited 2.6 h for
+		// lent jobs.
+		if g.held = c.lentOn(mb.ReservationCards[0], g.planned); len(g.held) > 0 {
+			wait, lentCards, lost := c.lentCost(g.held, t0)
+			others := float64(len(mb.ReservationCards[0]) - lentCards)
+			g.tries[1] = guaranteeTry{requeue: true, held: true, last: min(margin, t0-1), keep: func(t1 int64) bool {
+				gain := wait - float64(t1)
+				return t1 <= margin && gain > float64(minGain) && others*gain > lost
+			}}
+			g.n = 2
+		}
 	}
 	return !g.gateNext()
 }
@@ -220,7 +243,10 @@ func (g *guaranteeTries) gate(k int) bool {
 	// quantiles, every try was a tenth of the plan).
 	kind := b2i(tr.requeue)
 	adds := &c.yieldable[kind]
-	if !c.yieldAsked[kind] {
+	if tr.held {
+		c.yieldAsked[kind] = true // the only requeue try of the cycle
+		*adds = g.held
+	} else if !c.yieldAsked[kind] {
 		cands := c.yieldCandidates(g.planned, tr.requeue)
 		if !g.keepPromise && !h.noFreeBound && !c.mayBeFree(c.allYield(g.prep.Until, cands), tr.last, g.headReq) {
 			// Which of them may yield asks each whether it ends soon
@@ -315,7 +341,65 @@ func (g *guaranteeTries) yields() map[int]preempt.Release {
 	for _, a := range g.adds {
 		y[a.i] = a.rel
 	}
+	if g.tries[g.cur].held {
+		g.c.heldYield = make(map[int]bool, len(g.adds))
+		for _, a := range g.adds {
+			g.c.heldYield[a.i] = true
+		}
+	}
 	return y
+}
+
+// lentOn returns the running jobs lent into windows (planned to yield by
+// their window: they cannot checkpoint) that hold any of cards (sorted),
+// not told to yield yet, each with its release if requeued now: in the
+// snapshot's order.
+func (c *cycle) lentOn(cards []int, planned map[int]preempt.Release) []yielder {
+	if len(planned) == 0 {
+		return nil // no job holds a window (most cycles)
+	}
+	idx := slices.Sorted(maps.Keys(planned))
+	var out []yielder
+	for _, i := range idx {
+		r := &c.s.Running[i]
+		if r.Job.Checkpointable {
+			continue
+		}
+		if _, told := c.h.mem.yielding[r.Job.ID]; told {
+			continue
+		}
+		if _, windowed := c.runWindow(i); !windowed {
+			continue
+		}
+		if !slices.ContainsFunc(c.runCards[i], func(id int) bool { _, ok := slices.BinarySearch(cards, id); return ok }) {
+			continue
+		}
+		if rel := preempt.ReleaseOf(c.h.cfg.Preempt, r, c.s.Now, true); rel.OK {
+			out = append(out, yielder{i, rel})
+		}
+	}
+	return out
+}
+
+// lentCost is what the lent jobs held (lentOn) cost a head that EASY
+// starts at t0 with them: how long it is expected to wait for them if they
+// run on (the mean of the last one's end, by t0), the cards they hold, and
+// the card-seconds they have run (what a requeue throws away).
+func (c *cycle) lentCost(held []yielder, t0 int64) (wait float64, cards int, lost float64) {
+	ds := make([]estimate.Dist, 0, len(held))
+	for _, y := range held {
+		rj := c.runningJobOf(y.i)
+		if rj.overrun() {
+			ds = append(ds, estimate.Point(float64(c.grace)))
+		} else {
+			ds = append(ds, estimate.Remaining(*rj.total, rj.limit, rj.elapsed, rj.progress))
+		}
+		n := len(c.runCards[y.i])
+		cards += n
+		lost += float64(n) * rj.elapsed
+	}
+	mx := estimate.MaxOf(ds).Cap(float64(t0))
+	return mx.Mean(), cards, lost
 }
 
 // mayBeFree says whether the head's cards (req) can all be free at t
@@ -799,7 +883,7 @@ func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.
 		if _, told := c.h.mem.yielding[r.Job.ID]; told {
 			continue // told already, by an earlier cycle: it is on its way out
 		}
-		if w, ok := c.h.mem.window[r.Job.ID]; ok && rel.Action == model.PreemptRequeue && c.s.Now.Add(c.h.cfg.Preempt.Margin).Before(w) {
+		if w, ok := c.h.mem.window[r.Job.ID]; ok && rel.Action == model.PreemptRequeue && c.s.Now.Add(c.h.cfg.Preempt.Margin).Before(w) && !c.heldYield[i] {
 			// Within its window by more than its notice: it may yet end in
 			// time. Told only once past it, a job whose window ended at
 			// the reservation (most do) left the head a notice late (60 s,
@@ -1019,7 +1103,9 @@ func (c *cycle) preemptFor(j *model.Job, t int64, yield map[int]preempt.Release)
 	preempt.Order(victims)
 	for _, v := range victims {
 		why := "%s's reservation at %s claims its cards"
-		if w, ok := c.h.mem.window[v.ID]; ok && !c.s.Now.Before(w) {
+		if w, ok := c.h.mem.window[v.ID]; c.heldYield[v.Index] {
+			why = "%s could start at %s but for jobs lent into windows, this one among them; its other cards would stand idle for more card-time than they have run"
+		} else if ok && !c.s.Now.Before(w) {
 			why = "%s's reservation at %s claims its cards, and it ran past the window it was admitted into"
 		} else if ok {
 			why = "%s's reservation at %s claims its cards, and the window it was admitted into ends within its notice"

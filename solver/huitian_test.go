@@ -102,7 +102,9 @@ func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 // in two places at once, topology honoured — and the mechanisms' own rules:
 // opted-out jobs never backfill; low-risk jobs never above their limit;
 // regular and protected jobs never preempted; a job that cannot checkpoint
-// only after the threshold or once its window ends within its notice; every queued job
+// only after the threshold, once its window ends within its notice, or,
+// lent into a window, when the head it yields for then starts after the
+// notice; every queued job
 // accounted for once; and a reservation is never delayed by a backfill
 // start except through a preemption the rules allow: a backfill start on
 // a reservation's cards ends by its time limit before the reservation
@@ -200,7 +202,13 @@ func TestHuitianInvariants(t *testing.T) {
 				// Its notice is the margin: told once its window ends
 				// within it (ending there, it would hold the head late).
 				ending := windowed && !s.Now.Add(h.cfg.Preempt.Margin).Before(w)
-				if p.Action != model.PreemptRequeue || !past && !ending {
+				// Or it was lent into a window, and the head it yields
+				// for starts once its notice runs out: only lent jobs
+				// held it, and its idle cards outweighed their work.
+				held := windowed && slices.ContainsFunc(d.Reservations, func(r model.Reservation) bool {
+					return r.JobID == p.ForJobID && !r.Start.After(s.Now.Add(h.cfg.Preempt.Margin))
+				})
+				if p.Action != model.PreemptRequeue || !past && !ending && !held {
 					t.Fatalf("%s (cannot checkpoint) preempted by %v for %s before the threshold and more than its notice inside its window", p.JobID, p.Action, p.ForJobID)
 				}
 			}
