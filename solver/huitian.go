@@ -1368,17 +1368,21 @@ func (rj *runningJob) heldQuantile(grace int64, p float64) float64 {
 	return estimate.RemainingQuantile(rj.total, rj.limit, rj.elapsed, rj.progress, rj.cap, p)
 }
 
+// remaining is the job's remaining time if left to run: a grace from now
+// once past its limit.
+func (rj *runningJob) remaining(grace int64) estimate.Dist {
+	if rj.overrun() {
+		return estimate.Point(float64(grace))
+	}
+	return estimate.Remaining(*rj.total, rj.limit, rj.elapsed, rj.progress)
+}
+
 // runningRem returns running job i's remaining time if left to run, and
 // as held in the predicted profile (capped where it was told to yield).
 func (c *cycle) runningRem(i int) (rem, held estimate.Dist) {
 	rj := &c.running[i]
 	if rj.remAt == 0 {
-		var rh remHeld
-		if rj.overrun() {
-			rh.rem = estimate.Point(float64(c.grace))
-		} else {
-			rh.rem = estimate.Remaining(*rj.total, rj.limit, rj.elapsed, rj.progress)
-		}
+		rh := remHeld{rem: rj.remaining(c.grace)}
 		rh.held = rh.rem.Cap(rj.cap)
 		c.remHeld = append(c.remHeld, rh)
 		c.h.remHelds = c.remHeld // grown: the next cycle's buffer

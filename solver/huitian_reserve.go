@@ -388,12 +388,8 @@ func (c *cycle) lentOn(cards []int, planned map[int]preempt.Release) []yielder {
 func (c *cycle) lentCost(held []yielder, t0 int64) (wait float64, cards int, lost float64) {
 	ds := make([]estimate.Dist, 0, len(held))
 	for _, y := range held {
-		rj := c.runningJobOf(y.i)
-		if rj.overrun() {
-			ds = append(ds, estimate.Point(float64(c.grace)))
-		} else {
-			ds = append(ds, estimate.Remaining(*rj.total, rj.limit, rj.elapsed, rj.progress))
-		}
+		rj := c.runningJobOf(y.i) // before load: runningRem's are not made yet
+		ds = append(ds, rj.remaining(c.grace))
 		n := len(c.runCards[y.i])
 		cards += n
 		lost += float64(n) * rj.elapsed
@@ -938,17 +934,21 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 		}
 		return c.prof.Reserve(rv.cards, start, end)
 	}
+	// EASY's interval: from its start for the job's limit.
+	end := func(rv *resv) int64 { return rv.limit + max(baseline.Seconds(rv.job.TimeLimit), 1) }
+	easy := func(rv *resv) error {
+		if err := reserve(rv, rv.limit, end(rv)); err != nil {
+			return fmt.Errorf("solver: reservation of %s: %w", rv.job.ID, err)
+		}
+		return nil
+	}
+	for n, r := range core.Reservations {
+		limit := max(baseline.Rel(c.s.Now, r.Start), 1)
+		c.resv = append(c.resv, resv{job: &c.s.Queued[c.core.Reservations[n]], t: limit, limit: limit,
+			cards: c.core.ReservationCards[n], protect: n >= len(core.Reservations)-c.core.Large})
+	}
 	// EASY's intervals first, exactly: they are disjoint where they share
 	// cards (a later reservation may sit before an earlier one's start).
-	ends := make([]int64, 0, len(core.Reservations))
-	for n, r := range core.Reservations {
-		j := &c.s.Queued[c.core.Reservations[n]]
-		cards := c.core.ReservationCards[n]
-		limit := max(baseline.Rel(c.s.Now, r.Start), 1)
-		dur := max(baseline.Seconds(j.TimeLimit), 1)
-		c.resv = append(c.resv, resv{job: j, t: limit, limit: limit, cards: cards, protect: n >= len(core.Reservations)-c.core.Large})
-		ends = append(ends, limit+dur)
-	}
 	// Then each claim from its expected start, where nothing else holds
 	// the cards in between. A lone reservation (most cycles) is reserved
 	// once, from its expected start to its end: a pass over its cards
@@ -957,9 +957,8 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 	lone := len(c.resv) == 1
 	if !lone {
 		for k := range c.resv {
-			rv := &c.resv[k]
-			if err := reserve(rv, rv.limit, ends[k]); err != nil {
-				return fmt.Errorf("solver: reservation of %s: %w", rv.job.ID, err)
+			if err := easy(&c.resv[k]); err != nil {
+				return err
 			}
 		}
 	}
@@ -970,13 +969,15 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 		for _, id := range rv.cards {
 			t = max(t, min(c.prof.Release(id), rv.limit))
 		}
-		switch {
-		case lone && (t == rv.limit || reserve(rv, t, ends[k]) != nil):
-			if err := reserve(rv, rv.limit, ends[k]); err != nil {
-				return fmt.Errorf("solver: reservation of %s: %w", rv.job.ID, err)
+		if lone {
+			// The claim and EASY's interval at once, or EASY's alone.
+			if t == rv.limit || reserve(rv, t, end(rv)) != nil {
+				t = rv.limit
+				if err := easy(rv); err != nil {
+					return err
+				}
 			}
-			t = rv.limit
-		case !lone && t < rv.limit && reserve(rv, t, rv.limit) != nil:
+		} else if t < rv.limit && reserve(rv, t, rv.limit) != nil {
 			t = rv.limit
 		}
 		rv.t, rv.s = t, sd

@@ -37,7 +37,7 @@ import (
 // Student's t standard errors above the target) fails it. The replicas
 // are broad ones (a fifth of the jobs submitted up to an hour later): the
 // default (2% of the jobs, up to 2 minutes) leaves this slice's runs
-// nearly one run, so that their standard error (10⁻⁹ of Lublin-256's
+// nearly one run, so that their standard error (4×10⁻⁹ of Lublin-256's
 // bounded slowdown, where the control easy+1m moves it 1.3%) measures no
 // chance at all, and a lone requeue's one-minute notice, which moves every
 // later job by that minute, read as a miss beyond it. It is a benchmark,
