@@ -97,12 +97,13 @@ func TestReservationsAreEASYs(t *testing.T) {
 
 // windowWorld: one 4-card node. A 4-card job waits for it; a regular job
 // holds cards 0–2 and is past its limit (it ends within the grace), and a
-// backfill job admitted into a window holds card 3.
-func windowWorld(windowEnd time.Duration) (*model.Snapshot, *Huitian) {
+// backfill job admitted into a window holds card 3; it has run an hour
+// and has limit.
+func windowWorld(windowEnd, limit time.Duration) (*model.Snapshot, *Huitian) {
 	c := modeltest.Uniform(1, 4, 0)
 	now := modeltest.Epoch.Add(10 * time.Hour)
 	main := modeltest.Job("main").Cards(3).Limit(time.Hour).Build()
-	bf := modeltest.Job("bf").Cards(1).Limit(3 * time.Hour).Build()
+	bf := modeltest.Job("bf").Cards(1).Limit(limit).Build()
 	r1 := modeltest.Running(main, now.Add(-2*time.Hour), modeltest.Refs("n000", 0, 3)...)
 	r2 := modeltest.Running(bf, now.Add(-time.Hour), modeltest.Ref("n000", 3))
 	r2.Kind = model.Backfill
@@ -116,19 +117,24 @@ func windowWorld(windowEnd time.Duration) (*model.Snapshot, *Huitian) {
 // TestOverranWindowIsRequeued: a job that cannot checkpoint, past the
 // window it was admitted into, is requeued at once when it alone keeps the
 // head from starting — without waiting for the 30-minute threshold; within
-// its window it is left alone. (Before, it held the head until the
-// threshold passed, however long it ran.)
+// its window it is left alone when it is expected to end there. (Before, it
+// held the head until the threshold passed, however long it ran.) One that
+// is expected to outlive its window (no history: it runs to its limit) is
+// requeued now, before the window's end would requeue it with 20 minutes
+// more work lost and the head held for them (lentCost).
 func TestOverranWindowIsRequeued(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		windowEnd time.Duration
+		limit     time.Duration
 		want      bool
 	}{
-		{"window ended 5 minutes ago: requeued", -5 * time.Minute, true},
-		{"window ends in 20 minutes: left alone", 20 * time.Minute, false},
+		{"window ended 5 minutes ago: requeued", -5 * time.Minute, 3 * time.Hour, true},
+		{"window ends in 20 minutes, the limit too: left alone", 20 * time.Minute, 80 * time.Minute, false},
+		{"window ends in 20 minutes, the limit 2 h later: requeued now", 20 * time.Minute, 3 * time.Hour, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, h := windowWorld(tc.windowEnd)
+			s, h := windowWorld(tc.windowEnd, tc.limit)
 			if err := s.Validate(); err != nil {
 				t.Fatal(err)
 			}
@@ -1087,6 +1093,8 @@ func TestLentJobsYieldWhenTheHeadsIdleCardsOutweighTheirWork(t *testing.T) {
 		{"1 card run 1 h, window 2 h: 3 cards idle 2 h outweigh it", 1, time.Hour, 3 * time.Hour, 2 * time.Hour, true},
 		{"1 card run 7 h, window 2 h: its work outweighs 3 cards idle 2 h", 1, 7 * time.Hour, 9 * time.Hour, 2 * time.Hour, false},
 		{"3 cards run 1 h, window 2 h: its work outweighs 1 card idle 2 h", 3, time.Hour, 3 * time.Hour, 2 * time.Hour, false},
+		{"1 card run 7 h, limit 12 h, window 2 h: it outlives its window and loses its work there", 1, 7 * time.Hour, 12 * time.Hour, 2 * time.Hour, true},
+		{"3 cards run 1 h, limit 6 h, window 2 h: they outlive their window", 3, time.Hour, 6 * time.Hour, 2 * time.Hour, true},
 		{"1 card run 1 min, window 20 min: the head waits for it", 1, time.Minute, 3 * time.Hour, 20 * time.Minute, true},
 		{"1 card run 1 min, window 9 min: within MinGain", 1, time.Minute, 3 * time.Hour, 9 * time.Minute, false},
 	} {
