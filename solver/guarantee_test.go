@@ -1133,3 +1133,53 @@ func TestLentJobsYieldWhenTheHeadsIdleCardsOutweighTheirWork(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldTryAsksForACycleWhenTheHeadsOtherCardsComeFree: a lent job
+// holds one of the head's four cards, and a regular job two more until its
+// limit, 5 minutes from now. The requeue is worth making (three cards idle
+// for two hours against an hour's work on one) but would not start the
+// head within the margin yet: nothing is told now, and the decision asks
+// for a cycle a margin before the regular job's limit. That cycle
+// requeues the lent job with the margin as notice, so that the head starts
+// as the regular job's cards come free, not a notice later.
+func TestHeldTryAsksForACycleWhenTheHeadsOtherCardsComeFree(t *testing.T) {
+	c := modeltest.Uniform(1, 4, 0)
+	now := modeltest.Epoch.Add(10 * time.Hour)
+	cfg := DefaultConfig()
+	main := modeltest.Job("main").Cards(2).Limit(time.Hour).Build()
+	bf := modeltest.Job("bf").Cards(1).Limit(3 * time.Hour).Build()
+	head := modeltest.Job("head").Cards(4).Limit(time.Hour).SubmitAfter(time.Hour).Build()
+	rMain := modeltest.Running(main, now.Add(-55*time.Minute), modeltest.Refs("n000", 0, 2)...)
+	rBF := modeltest.Running(bf, now.Add(-time.Hour), modeltest.Ref("n000", 3))
+	rBF.Kind = model.Backfill
+	h := NewHuitianGreedy(cfg)
+	h.mem.window["bf"] = now.Add(2 * time.Hour)
+	plan := func(at time.Time) *model.Decision {
+		t.Helper()
+		s := &model.Snapshot{Now: at, Cluster: c, Running: []model.Running{rMain, rBF}, Queued: []model.Job{head}}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := h.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	d := plan(now)
+	if len(d.Preemptions) != 0 {
+		t.Fatalf("preemptions %+v; want none while main holds its cards past the margin", d.Preemptions)
+	}
+	wake := now.Add(5*time.Minute - cfg.Preempt.Margin)
+	if !d.ReplanBy.Equal(wake) {
+		t.Fatalf("replan by %v, want %v: a margin before main's limit", d.ReplanBy, wake)
+	}
+	d = plan(wake)
+	if len(d.Preemptions) != 1 || d.Preemptions[0].JobID != "bf" || d.Preemptions[0].Action != model.PreemptRequeue ||
+		d.Preemptions[0].Notice != cfg.Preempt.Margin {
+		t.Fatalf("preemptions %+v; want bf requeued with the margin as notice", d.Preemptions)
+	}
+	if len(d.Reservations) != 1 || !d.Reservations[0].Start.Equal(now.Add(5*time.Minute)) {
+		t.Fatalf("reservations %+v; want the head at main's limit", d.Reservations)
+	}
+}

@@ -271,6 +271,7 @@ type Huitian struct {
 	// main pass (tests: the wait changes no decision).
 	fullFirst     bool
 	heldPer       []int32   // mayBeFree's cards held per node
+	wakeTs        []int64   // wakeHeld's release times
 	allUntil      []int64   // allYield's busy times
 	candBuf       []yielder // yieldCandidates' list
 	freePerSwitch []int     // mayBeFree's free cards (or whole nodes) per switch
@@ -357,8 +358,11 @@ type cycle struct {
 	// index), lent into windows, because only they keep the head from
 	// starting (guaranteeTries.setUp).
 	heldYield map[int]bool
-	wins      []runWin // runWindow's answers, by running index
-	soon      []int8   // endsSoon, once asked: 0 not yet, 1 yes, -1 no
+	// heldWake: when a held try becomes worth making (wakeHeld); zero
+	// when none.
+	heldWake time.Time
+	wins     []runWin // runWindow's answers, by running index
+	soon     []int8   // endsSoon, once asked: 0 not yet, 1 yes, -1 no
 	// The messages of the waiting jobs that name the job they wait
 	// behind, made once a cycle: a deep queue gets one per job.
 	optOutMsg, saturatedMsg, delayMsg behindMsg

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -139,6 +140,10 @@ type guaranteeTry struct {
 	held    bool // tells only the lent jobs on the head's cards (g.held), by requeue
 	last    int64
 	keep    func(t1 int64) bool
+	// worth, on a held try, is its weighing alone, for a start t1 past
+	// the margin: the requeue is worth making once t1 comes within the
+	// margin, and a cycle is asked for then (heldWake).
+	worth func(t1 int64) bool
 }
 
 // setUp reads the head and its start from the main pass of EASY's plan
@@ -204,10 +209,12 @@ func (g *guaranteeTries) setUp(m *model.Decision, mb baseline.Brief) bool {
 		if g.held = c.lentOn(mb.ReservationCards[0], g.planned); len(g.held) > 0 {
 			wait, lentCards, net := c.lentCost(g.held, t0)
 			others := float64(len(mb.ReservationCards[0]) - lentCards)
-			g.tries[1] = guaranteeTry{requeue: true, held: true, last: min(margin, t0-1), keep: func(t1 int64) bool {
+			worth := func(t1 int64) bool {
 				gain := wait - float64(t1)
-				return t1 <= margin && gain > float64(minGain) && others*gain > net
-			}}
+				return gain > float64(minGain) && others*gain > net
+			}
+			g.tries[1] = guaranteeTry{requeue: true, held: true, last: min(margin, t0-1), worth: worth,
+				keep: func(t1 int64) bool { return t1 <= margin && worth(t1) }}
 			g.n = 2
 		}
 	}
@@ -288,7 +295,39 @@ func (g *guaranteeTries) gate(k int) bool {
 	g.alt = alt
 	// Too few cards can be free by the last start keep accepts, whatever
 	// the walk would place: no plan needed.
-	return h.noFreeBound || c.mayBeFree(alt.Until, tr.last, g.headReq)
+	if h.noFreeBound || c.mayBeFree(alt.Until, tr.last, g.headReq) {
+		return true
+	}
+	if tr.held {
+		g.wakeHeld(alt.Until, tr)
+	}
+	return false
+}
+
+// wakeHeld asks for a cycle (heldWake) when a held try would be worth
+// making but for the head's other cards, which other jobs hold past the
+// margin: at the first time their limits may free them, less the margin,
+// so that the lent jobs' notice runs out as the head's cards come free.
+// The cycle then plans the try as at any other. Without it the requeue
+// waited for the cycle that freed the cards, and the head started a
+// notice after EASY started it. A job that ends before its limit cannot
+// be foreseen so: on Lublin-256's first 1,500 jobs at load 0.9 the
+// 256-card head's other cards came free when a 2-card job ended early,
+// and it still starts a minute after EASY starts it.
+func (g *guaranteeTries) wakeHeld(until []int64, tr *guaranteeTry) {
+	c := g.c
+	ts := append(c.h.wakeTs[:0], until...)
+	slices.Sort(ts)
+	ts = slices.Compact(ts)
+	c.h.wakeTs = ts
+	// mayBeFree only grows with t: the first time it holds, by halves.
+	k, _ := slices.BinarySearch(ts, tr.last+1)
+	ts = ts[k:]
+	i := sort.Search(len(ts), func(i int) bool { return c.mayBeFree(until, ts[i], g.headReq) })
+	if i == len(ts) || !tr.worth(ts[i]) {
+		return
+	}
+	c.heldWake = c.s.Now.Add(time.Duration(ts[i]-g.margin) * time.Second)
 }
 
 // walk plans the try gated, and returns its decision, brief and yields
@@ -1043,7 +1082,9 @@ func (c *cycle) survival(cards []int, t int64) float64 {
 // anything else happening first — the end of a job's protection or
 // window, the reservation coming within a job's notice plus the
 // lookahead, within the margin when a job holds a window (it is requeued
-// then if it overran), or the head passing the requeue threshold. Without a cycle
+// then if it overran), the head passing the requeue threshold, or the
+// head's other cards coming within the margin of free while lent jobs
+// hold the rest (heldWake). Without a cycle
 // then, an event-driven owner would leave the head waiting until the
 // next arrival or completion. Zero when no reservation waits or no
 // backfill job runs.
@@ -1099,6 +1140,7 @@ func (c *cycle) replanBy() time.Time {
 		first = head.Start
 	}
 	note(first.Add(cfg.Threshold))
+	note(c.heldWake)
 	return by
 }
 
