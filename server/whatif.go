@@ -21,7 +21,6 @@ import (
 	"github.com/huitian/huitian/internal/wire"
 	"github.com/huitian/huitian/internal/wire/whatif"
 	"github.com/huitian/huitian/model"
-	"github.com/huitian/huitian/model/shape"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/proto/huitian/v1/huitianv1connect"
 	"github.com/huitian/huitian/sim"
@@ -379,7 +378,7 @@ func (s *Server) whatIfCluster(req *pb.WhatIfRequest, w *whatIf) error {
 		if n, per := int64(sh.GetNodes()), int64(sh.GetCardsPerNode()); n < 1 || per < 1 || n*per > int64(s.cfg.MaxCards) {
 			return invalid(field, "%d nodes × %d cards: want at least one of each and at most %d cards (--max-cards)", n, per, s.cfg.MaxCards)
 		}
-		w.newCluster = func() (*model.Cluster, error) { return shapeCluster(sh) }
+		w.newCluster = func() (*model.Cluster, error) { return whatif.Shape(sh) }
 	default:
 		return invalid("cluster", "give the cluster as cluster_spec, shape or cluster_preset")
 	}
@@ -422,31 +421,6 @@ func presetCards(spec string, traceCards int) (int, error) {
 		return n, nil
 	}
 	return 0, fmt.Errorf("%q: want flat, flat:N or hgx:N (cluster files are not read; give cluster_spec)", spec)
-}
-
-// shapeCluster builds a uniform cluster: nodes n000…, each with
-// cards_per_node cards of card_model in one NVLink island (as HGX nodes
-// have), leaf switches of nodes_per_switch nodes (all nodes under one when
-// 0) under one spine.
-func shapeCluster(sh *pb.ClusterShape) (*model.Cluster, error) {
-	n, per, k := int(sh.GetNodes()), int(sh.GetCardsPerNode()), int(sh.GetNodesPerSwitch())
-	if k <= 0 || k > n {
-		k = n
-	}
-	island := ""
-	if per > 1 {
-		island = "nvswitch"
-	}
-	c := shape.Uniform{
-		ID: fmt.Sprintf("shape-%dx%d", n, per), Nodes: n, CardsPerNode: per,
-		NodesPerSwitch: k, Spine: "spine",
-		NodeName: shape.Names{Prefix: "n"}, SwitchName: shape.Names{Prefix: "leaf"},
-		Card: model.Card{Model: sh.GetCardModel(), NUMA: -1, Island: island},
-	}.Cluster()
-	if err := c.Seal(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // replayAll runs every policy's replay through sim.Sweep (at most

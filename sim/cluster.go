@@ -98,23 +98,13 @@ func specCount(spec, arg string) (int, error) {
 	return n, nil
 }
 
-func width(n int) int { return len(strconv.Itoa(n - 1)) }
-
 // Flat returns n single-card nodes, p0…p(n-1) zero-padded, with no
 // topology: a machine of n interchangeable processors.
 func Flat(n int) (*model.Cluster, error) {
 	if n < 1 || n > MaxSpecCards {
 		return nil, fmt.Errorf("%w: flat:%d: want 1 … %d cards", ErrClusterSpec, n, MaxSpecCards)
 	}
-	c := &model.Cluster{ID: "flat-" + strconv.Itoa(n), Nodes: make([]model.Node, n)}
-	w := width(n)
-	for i := range c.Nodes {
-		c.Nodes[i] = model.Node{
-			Name:  fmt.Sprintf("p%0*d", w, i),
-			Cards: []model.Card{{Index: 0}},
-		}
-	}
-	return c, nil
+	return shape.Uniform{ID: "flat-" + strconv.Itoa(n), Nodes: n, CardsPerNode: 1, NodeName: shape.Names{Prefix: "p"}}.Cluster(), nil
 }
 
 // HGX returns n HGX-style nodes of 8 cards, all of a node's cards in one

@@ -1,5 +1,6 @@
 // Package whatif maps the simulator's what-if runs (sim) to the API's
-// WhatIf messages (proto/huitian/v1), once, at the edge: the service's
+// WhatIf messages (proto/huitian/v1), and a request's cluster shape to a
+// cluster (model/shape), once, at the edge: the service's
 // WhatIf answers with it, and `huitian whatif --json` prints the same
 // numbers from sim directly.
 //

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/shape"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/sim"
 )
@@ -142,4 +145,29 @@ func Seconds(f float64) *durationpb.Duration {
 		d.Seconds, d.Nanos = -d.Seconds, -d.Nanos
 	}
 	return d
+}
+
+// Shape builds a uniform cluster: nodes n000…, each with
+// cards_per_node cards of card_model in one NVLink island (as HGX nodes
+// have), leaf switches of nodes_per_switch nodes (all nodes under one when
+// 0) under one spine.
+func Shape(sh *pb.ClusterShape) (*model.Cluster, error) {
+	n, per, k := int(sh.GetNodes()), int(sh.GetCardsPerNode()), int(sh.GetNodesPerSwitch())
+	if k <= 0 || k > n {
+		k = n
+	}
+	island := ""
+	if per > 1 {
+		island = "nvswitch"
+	}
+	c := shape.Uniform{
+		ID: fmt.Sprintf("shape-%dx%d", n, per), Nodes: n, CardsPerNode: per,
+		NodesPerSwitch: k, Spine: "spine",
+		NodeName: shape.Names{Prefix: "n"}, SwitchName: shape.Names{Prefix: "leaf"},
+		Card: model.Card{Model: sh.GetCardModel(), NUMA: -1, Island: island},
+	}.Cluster()
+	if err := c.Seal(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
