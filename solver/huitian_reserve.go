@@ -295,13 +295,11 @@ func (g *guaranteeTries) gate(k int) bool {
 	g.alt = alt
 	// Too few cards can be free by the last start keep accepts, whatever
 	// the walk would place: no plan needed.
-	if h.noFreeBound || c.mayBeFree(alt.Until, tr.last, g.headReq) {
-		return true
+	free := c.mayBeFree(alt.Until, tr.last, g.headReq)
+	if !free && tr.held {
+		g.wakeHeld(alt.Until, tr) // with or without the bound: a plan's ReplanBy is the same
 	}
-	if tr.held {
-		g.wakeHeld(alt.Until, tr)
-	}
-	return false
+	return h.noFreeBound || free
 }
 
 // wakeHeld asks for a cycle (heldWake) when a held try would be worth
