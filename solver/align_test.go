@@ -39,10 +39,11 @@ func observeRuntimes(h *Huitian, runtimes []time.Duration, limit func(time.Durat
 }
 
 // TestAlignOnlyOnLimitsThatOrder: the planner places end-aligned only once
-// its history shows limits that order runtimes (Config.AlignSpread): with
-// limits twice the runtimes it does, with one limit of 3 days for jobs of
-// a minute to a day it keeps best fit, as it does with no history or with
-// AlignEnds off.
+// its history shows limits that order runtimes (Config.AlignSpread) and a
+// job of a whole node's cards: with limits twice the runtimes it does,
+// with one limit of 3 days for jobs of a minute to a day it keeps best
+// fit, as it does with no history, with AlignEnds off, or with no job of
+// 8 cards among those it saw finish.
 func TestAlignOnlyOnLimitsThatOrder(t *testing.T) {
 	var runtimes []time.Duration
 	for k := range 20 {
@@ -54,12 +55,14 @@ func TestAlignOnlyOnLimitsThatOrder(t *testing.T) {
 		name  string
 		align bool
 		limit func(time.Duration) time.Duration
+		whole bool   // the history holds a job of 8 cards
 		want  string // the node the waiting job starts on
 	}{
-		{"limits twice the runtimes", true, scaled, "n000"},
-		{"one limit for all", true, flat, "n001"},
-		{"no history", true, nil, "n001"},
-		{"AlignEnds off", false, scaled, "n001"},
+		{"limits twice the runtimes", true, scaled, true, "n000"},
+		{"one limit for all", true, flat, true, "n001"},
+		{"no history", true, nil, false, "n001"},
+		{"AlignEnds off", false, scaled, true, "n001"},
+		{"no job of a whole node's cards", true, scaled, false, "n001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -67,6 +70,10 @@ func TestAlignOnlyOnLimitsThatOrder(t *testing.T) {
 			h := NewHuitianGreedy(cfg)
 			if tc.limit != nil {
 				observeRuntimes(h, runtimes, tc.limit)
+			}
+			if tc.whole {
+				gang := modeltest.Job("gang").User("ann").Cards(8).Limit(2 * time.Hour).Build()
+				observeFinished(h, gang, modeltest.Epoch, time.Hour)
 			}
 			d, err := h.Plan(context.Background(), alignWorld())
 			if err != nil {

@@ -95,9 +95,11 @@ type Config struct {
 	// best fit (profile.Profile.SetAlignEnds; default true), while the
 	// time limits order runtimes: while the history's LimitSpread is at
 	// most AlignSpread (default ln 3: the middle half of the jobs' runtime
-	// to limit ratios within a factor of 3). EASY's best fit alone
-	// scattered long jobs over nodes that would otherwise empty, and one
-	// such chance placement held a 64-card gang 18 hours past EASY's start
+	// to limit ratios within a factor of 3), and once the history holds a
+	// job of a whole node's cards, for which it empties nodes (alignNow).
+	// EASY's best fit alone scattered long jobs over nodes that would
+	// otherwise empty, and one such chance placement held a 64-card gang
+	// 18 hours past EASY's start
 	// (synth seed 15 at load 0.7: its class waited ×2.14 of EASY's on the
 	// same jobs, ×0.63 aligned; held-out seeds 9–16 at three loads, 5 of
 	// 24 runs failing the suite's targets, none aligned). Aligned on limits
@@ -1042,7 +1044,7 @@ func (c *cycle) load(ctx context.Context, yield map[int]preempt.Release) error {
 		c.h.prof = profile.New(c.lay)
 	}
 	c.prof = c.h.prof
-	c.prof.SetAlignEnds(c.h.alignNow())
+	c.prof.SetAlignEnds(c.h.alignNow(c.s))
 	c.holder = resized(&c.h.holders, len(c.lay.Cards))
 	clear(c.holder)
 	// Every running job's entry is written below; its distributions are

@@ -376,3 +376,26 @@ func TestLimitSpread(t *testing.T) {
 		t.Fatalf("half the jobs ran 0 s: spread %v %v, want +Inf", got, ok)
 	}
 }
+
+// TestMaxCards: the most cards a finished job held, 0 with none, and the
+// same on a restored copy (read back from the user+class+cards keys).
+func TestMaxCards(t *testing.T) {
+	w := NewWindow(Config{})
+	if got := w.MaxCards(); got != 0 {
+		t.Fatalf("empty: %d, want 0", got)
+	}
+	for _, c := range []int{1, 8, 4} {
+		w.Add(Record{User: "u", Class: "c", Cards: c, Limit: 100, Runtime: 50})
+	}
+	w.Add(Record{User: "u", Class: "c", Cards: 16, Limit: 0, Runtime: 50}) // no limit: not learnt from
+	if got := w.MaxCards(); got != 8 {
+		t.Fatalf("jobs of 1, 8 and 4 cards: %d, want 8", got)
+	}
+	r, err := RestoreWindow(w.cfg, w.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.MaxCards(); got != 8 {
+		t.Fatalf("restored: %d, want 8", got)
+	}
+}

@@ -92,6 +92,8 @@ type Window struct {
 	keys map[string]*ring
 	errs map[string]*errRing // per user+class: did jobs outlive their predicted p90?
 	n    int
+	// maxCards is the most cards a finished job held (MaxCards).
+	maxCards int
 	// epoch counts the changes that can move an estimate to another ring:
 	// a ring reaching MinSamples (a level that was passed over becomes the
 	// one read) and a new error ring (a user+class that had no score has
@@ -235,6 +237,11 @@ func (w *Window) LimitSpread() (float64, bool) {
 	return math.Log(q75 / q25), true
 }
 
+// MaxCards returns the most cards any finished job added held (0 for
+// none). The rings keep every card count they were given, so a restored
+// history knows it too.
+func (w *Window) MaxCards() int { return w.maxCards }
+
 // Len returns how many finished jobs were added.
 func (w *Window) Len() int { return w.n }
 
@@ -246,6 +253,7 @@ func (w *Window) Add(r Record) {
 		return
 	}
 	ratio := min(r.Runtime/r.Limit, 1)
+	w.maxCards = max(w.maxCards, r.Cards)
 	if scored, hit := w.Score(r); scored {
 		ek := string(levelKey(nil, 1, r.User, r.Class, 0))
 		e := w.errs[ek]

@@ -3,6 +3,7 @@ package estimate
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -60,6 +61,7 @@ func RestoreWindow(cfg Config, st WindowState) (*Window, error) {
 			return nil, fmt.Errorf("estimate: window state: key %q: next %d outside its %d values", r.Key, r.Next, len(r.Vals))
 		}
 		w.keys[r.Key] = &ring{vals: slices.Clone(r.Vals), next: r.Next}
+		w.maxCards = max(w.maxCards, keyCards(r.Key))
 	}
 	for _, e := range st.Errs {
 		if _, dup := w.errs[e.Key]; dup {
@@ -71,4 +73,19 @@ func RestoreWindow(cfg Config, st WindowState) (*Window, error) {
 		w.errs[e.Key] = &errRing{hits: slices.Clone(e.Hits), next: e.Next}
 	}
 	return w, nil
+}
+
+// keyCards is the card count a user+class+cards key names (levelKey's
+// level 0: "uc", user, class and cards, split by NUL), 0 for a key of
+// another level.
+func keyCards(k string) int {
+	parts := strings.Split(k, "\x00")
+	if len(parts) != 4 || parts[0] != "uc" {
+		return 0
+	}
+	n, err := strconv.Atoi(parts[3])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
