@@ -422,7 +422,8 @@ func (c *cycle) lentOn(cards []int, planned map[int]preempt.Release) []yielder {
 // lentCost is what the lent jobs held (lentOn) cost a head that EASY
 // starts at t0 with them: how long it is expected to wait for them if they
 // run on (the mean of the last one's end, by t0), the cards they hold, and
-// what a requeue now saves less what it throws away, in card-seconds.
+// what a requeue now costs net, in card-seconds: the work it throws away
+// less the loss it spares them.
 //
 // A requeue now throws away the card-seconds they have run. Left to run,
 // a lent job that outlives its window is requeued at the window's end all
