@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -202,6 +203,20 @@ func levelKey(b []byte, i int, user, class string, cards int) []byte {
 		return append(append(b, "c\x00"...), class...)
 	}
 	return append(b, "all"...)
+}
+
+// keyCards is the card count a level-0 key names (levelKey's "uc",
+// user, class and cards, split by NUL), 0 for a key of another level.
+func keyCards(k string) int {
+	parts := strings.Split(k, "\x00")
+	if len(parts) != 4 || parts[0] != "uc" {
+		return 0
+	}
+	n, err := strconv.Atoi(parts[3])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // levels returns every level's key, most specific first.

@@ -3,7 +3,6 @@ package estimate
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -73,19 +72,4 @@ func RestoreWindow(cfg Config, st WindowState) (*Window, error) {
 		w.errs[e.Key] = &errRing{hits: slices.Clone(e.Hits), next: e.Next}
 	}
 	return w, nil
-}
-
-// keyCards is the card count a user+class+cards key names (levelKey's
-// level 0: "uc", user, class and cards, split by NUL), 0 for a key of
-// another level.
-func keyCards(k string) int {
-	parts := strings.Split(k, "\x00")
-	if len(parts) != 4 || parts[0] != "uc" {
-		return 0
-	}
-	n, err := strconv.Atoi(parts[3])
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
 }
