@@ -101,10 +101,14 @@ type Start struct {
 	Reason    string
 }
 
-// Reservation holds exact cards for a job from a time.
+// Reservation holds cards for a job from a time: exact cards, or on a
+// cluster whose cards are interchangeable (one card a node, one model, no
+// switch: profile.IsPool) a count of them, any free by Start, with Cards
+// empty.
 type Reservation struct {
 	JobID      string
 	Cards      []CardRef
+	Count      int // the cards held: len(Cards), or the count alone
 	Start      time.Time
 	Confidence float64 // probability that the cards are free by Start
 }

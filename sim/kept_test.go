@@ -72,3 +72,38 @@ func TestKeptProfileReplaysAsFromScratch(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolReplaysAsPerCard: on KTH-SP2's flat machine (one processor a
+// node: profile.IsPool), in both cycle modes, the baseline policies that
+// reserve for one job at most give every job the same start planned on
+// counts (profile.Pool) as card by card. Conservative and hybrid depth
+// do not: card by card their later reservations are pinned to the cards
+// the earlier ones took, and a job may wait for one card free over its
+// whole limit where the counts have one free at every moment of it (the
+// counts are the textbook's profile, as pyss's).
+func TestPoolReplaysAsPerCard(t *testing.T) {
+	if testing.Short() || raceDetector {
+		t.Skip("a KTH-SP2 replay")
+	}
+	kth := loadKTH(t)
+	jobs := kth.Jobs[:3000]
+	for _, cy := range []Cycles{CyclesPerTime, CyclesPerEvent} {
+		for _, p := range []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyEASYSJBF} {
+			params, _ := baseline.ForPolicy(p, 0)
+			replay := func(perCard bool) []JobResult {
+				c, err := Flat(kth.MaxCards)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Run(context.Background(), jobs, &baseline.Planner{P: params, PerCard: perCard}, Config{Cluster: c, Estimates: EstimatesUser, Cycles: cy})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res.Jobs
+			}
+			if diff := cmp.Diff(replay(true), replay(false)); diff != "" {
+				t.Errorf("%s, cycles %v: on counts differs from card by card (-cards +counts):\n%s", p, cy, diff)
+			}
+		}
+	}
+}

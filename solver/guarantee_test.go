@@ -41,7 +41,8 @@ func TestEveryEASYStartIsKept(t *testing.T) {
 				return
 			}
 		}
-		easy, err := baseline.New(h.easyParams(s)).Plan(context.Background(), s)
+		// Card by card, as huitian's own EASY walk plans.
+		easy, err := (&baseline.Planner{P: h.easyParams(s), PerCard: true}).Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +80,8 @@ func TestReservationsAreEASYs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		easy, err := baseline.New(h.easyParams(s)).Plan(context.Background(), s)
+		// Card by card, as huitian's own EASY walk plans.
+		easy, err := (&baseline.Planner{P: h.easyParams(s), PerCard: true}).Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1046,7 +1046,7 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 		rv.survive = c.survival(rv.cards, t)
 		j := rv.job
 		at, exp := c.at(rv.limit), c.at(t)
-		c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: core.Reservations[k].Cards, Start: at, Confidence: sd.CDF(float64(rv.limit))})
+		c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: core.Reservations[k].Cards, Count: core.Reservations[k].Count, Start: at, Confidence: sd.CDF(float64(rv.limit))})
 		c.addPending(c.core.Reservations[k], model.Pending{
 			JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: exp,
 			Message: fmt.Sprintf("holds %d cards from %s at the latest (by the running jobs' limits); expected from %s (confidence %.2f)",

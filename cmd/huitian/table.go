@@ -43,7 +43,11 @@ func writeTable(w io.Writer, s *model.Snapshot, r *pb.PlanResponse) error {
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "RESERVATION\tFROM\tCARDS\tCONFIDENCE")
 	for _, rs := range r.GetReservations() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\n", rs.GetJobId(), at(rs.GetStartTime().AsTime()), cardList(rs.GetCards()), rs.GetConfidence())
+		cards := cardList(rs.GetCards())
+		if len(rs.GetCards()) == 0 { // a flat cluster's: a count
+			cards = fmt.Sprintf("any %d", rs.GetCount())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\n", rs.GetJobId(), at(rs.GetStartTime().AsTime()), cards, rs.GetConfidence())
 	}
 	if len(r.GetReservations()) == 0 {
 		fmt.Fprintln(tw, "(none)")

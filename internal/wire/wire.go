@@ -269,6 +269,7 @@ func Response(d *model.Decision) *pb.PlanResponse {
 	for _, r := range d.Reservations {
 		out.Reservations = append(out.Reservations, &pb.Reservation{
 			JobId: r.JobID, Cards: CardRefs(r.Cards), StartTime: timestamppb.New(r.Start), Confidence: r.Confidence,
+			Count: int32(r.Count),
 		})
 	}
 	for _, p := range d.Preemptions {

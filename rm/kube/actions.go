@@ -358,7 +358,11 @@ func (d *Driver) Inform(ctx context.Context, snap *rm.Snapshot, plan *pb.PlanRes
 	// make an Event every cycle.
 	waits := map[string]why{}
 	for _, r := range plan.GetReservations() {
-		waits[r.GetJobId()] = why{fmt.Sprintf("reserved: cards %s (confidence %.2f)", encodeCards(r.GetCards()), r.GetConfidence()), r.GetStartTime()}
+		cards := "cards " + encodeCards(r.GetCards())
+		if len(r.GetCards()) == 0 { // a flat cluster's: a count
+			cards = fmt.Sprintf("%d cards", r.GetCount())
+		}
+		waits[r.GetJobId()] = why{fmt.Sprintf("reserved: %s (confidence %.2f)", cards, r.GetConfidence()), r.GetStartTime()}
 	}
 	for _, p := range plan.GetPending() {
 		w, reserved := waits[p.GetJobId()]

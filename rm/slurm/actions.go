@@ -223,7 +223,11 @@ func (d *Driver) Inform(ctx context.Context, snap *rm.Snapshot, plan *pb.PlanRes
 	}
 	waits := map[string]why{}
 	for _, r := range plan.GetReservations() {
-		waits[r.GetJobId()] = why{"reserved", fmt.Sprintf("reserved GPUs %s (confidence %.2f)", encodeAllocs(allocsOf(r.GetCards())), r.GetConfidence()), r.GetStartTime()}
+		gpus := "GPUs " + encodeAllocs(allocsOf(r.GetCards()))
+		if len(r.GetCards()) == 0 { // a flat cluster's: a count
+			gpus = fmt.Sprintf("%d GPUs", r.GetCount())
+		}
+		waits[r.GetJobId()] = why{"reserved", fmt.Sprintf("reserved %s (confidence %.2f)", gpus, r.GetConfidence()), r.GetStartTime()}
 	}
 	for _, p := range plan.GetPending() {
 		w, reserved := waits[p.GetJobId()]

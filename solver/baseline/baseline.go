@@ -80,7 +80,14 @@ type Planner struct {
 	// does. The plans are the same; it is for differential tests and for
 	// measuring what the kept profile saves.
 	FromScratch bool
-	state       atomic.Pointer[loadState]
+	// PerCard plans card by card on a cluster whose cards are
+	// interchangeable too (profile.IsPool), where the planner otherwise
+	// plans on counts (profile.Pool): the same starts and reservation
+	// times, with every reservation's cards named (Brief.ReservationCards,
+	// which huitian reads) and the cards of each start chosen by best
+	// fit. For a caller that needs the cards, and for differential tests.
+	PerCard bool
+	state   atomic.Pointer[loadState]
 }
 
 // New returns a planner with the given parameters.
@@ -286,13 +293,21 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 		return nil, nil, fmt.Errorf("baseline: Prepared.Slot %d: want 0 to %d", prep.Slot, Slots-1)
 	}
 	ld := &st.ld[prep.Slot]
-	prof := ld.load(s, prep.Cards, until, pl.FromScratch)
-	prof.SetAlignEnds(pl.P.AlignEnds)
-	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
-	if ld.starts > 0 {
-		d.Starts = make([]model.Start, 0, ld.starts)
+	var capa capacity
+	starts := &ld.starts
+	if pl.pooled(st, s.Cluster.Layout()) {
+		pd := &st.pools[prep.Slot]
+		capa, starts = poolCap{pd.load(s, prep.Cards, until, pl.FromScratch)}, &pd.starts
+	} else {
+		prof := ld.load(s, prep.Cards, until, pl.FromScratch)
+		prof.SetAlignEnds(pl.P.AlignEnds)
+		capa = cardCap{prof}
 	}
-	w := &walker{ctx: ctx, p: pl.P, s: s, prof: prof, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief,
+	d := &model.Decision{Stats: model.Stats{Solver: pl.P.Name}}
+	if *starts > 0 {
+		d.Starts = make([]model.Start, 0, *starts)
+	}
+	w := &walker{ctx: ctx, p: pl.P, s: s, capa: capa, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief,
 		head: &ld.head, considered: prep.WhatIf}
 	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
@@ -303,7 +318,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	if w.stopped != nil && !errors.Is(w.stopped, context.DeadlineExceeded) {
 		return nil, nil, w.stopped
 	}
-	ld.starts = len(d.Starts)
+	*starts = len(d.Starts)
 	if len(d.Starts) == 0 {
 		d.Starts = nil // as a walk that allocated none leaves it
 	}
@@ -571,7 +586,7 @@ type walker struct {
 	ctx  context.Context
 	p    Params
 	s    *model.Snapshot
-	prof *profile.Profile
+	capa capacity
 	d    *model.Decision
 
 	waiting  string // the first job that waits, "" while none does
@@ -628,11 +643,14 @@ func (w *walker) lastHead() []int {
 // resRefs returns the references of a reservation's cards.
 func (w *walker) resRefs(cards []int) []model.CardRef {
 	h := w.head
+	if len(cards) == 0 {
+		return nil // a pool's: a count
+	}
 	if len(w.d.Reservations) > 0 || len(cards) < headMin {
-		return w.prof.Layout().Refs(cards)
+		return w.capa.Layout().Refs(cards)
 	}
 	if !sameInts(h.cards, cards) {
-		h.cards, h.refs = cards, w.prof.Layout().Refs(cards)
+		h.cards, h.refs = cards, w.capa.Layout().Refs(cards)
 	}
 	return h.refs
 }
@@ -728,13 +746,13 @@ func (w *walker) run(order []int) {
 		slices.SortStableFunc(rest, func(a, b int) int { return cmp.Compare(q[a].TimeLimit, q[b].TimeLimit) })
 	}
 	for _, k := range rest {
-		if w.brief && q[k].Cards > w.prof.FreeCount() {
+		if w.brief && q[k].Cards > w.capa.FreeCount() {
 			// It cannot start now, and a brief walk records nothing
 			// else of a job in the backfill pass (the waiting job is
 			// already named): a full cluster's deep queue is skipped,
 			// and once no card is free, the rest of it (every job
 			// asks for one at least).
-			if w.prof.FreeCount() == 0 {
+			if w.capa.FreeCount() == 0 {
 				break
 			}
 			continue
@@ -846,7 +864,7 @@ func (w *walker) backfillNow(j *model.Job) {
 		return
 	}
 	dur := Seconds(j.TimeLimit)
-	if cards, fits := w.prof.FitNowAny(dur, profile.RequestOf(j)); fits {
+	if cards, fits := w.capa.FitNowAny(dur, profile.RequestOf(j)); fits {
 		w.start(j, cards, dur)
 	}
 }
@@ -875,11 +893,11 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		if w.brief {
 			// Nothing records why a job waits: whether it fits is enough.
 			var fits bool
-			if cards, fits = w.prof.FitNowAny(dur, req); fits {
+			if cards, fits = w.capa.FitNowAny(dur, req); fits {
 				out = profile.Fits
 			}
 		} else {
-			cards, out = w.prof.FitNow(dur, req)
+			cards, out = w.capa.FitNow(dur, req)
 		}
 		if out == profile.Fits {
 			w.start(j, cards, dur)
@@ -895,20 +913,16 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 		}
 		// The sweep stops where the walk would (the head's reservation
 		// is completed past the deadline, a later one is not).
-		t, rc, ok, stopped := w.prof.EarliestStartOr(after, dur, req, w.stop, w.lastHead())
+		t, rc, ok, stopped := w.capa.EarliestStartOr(after, dur, req, w.stop, w.lastHead())
 		if stopped {
 			w.cut(j)
 			return
 		}
 		if ok {
-			reserve := w.prof.Reserve
-			if w.beyondDepth {
-				// A large job's reservation keeps backfill off its cards
-				// without drawing backfill to them: plain EASY leaves
-				// them whole for a gang that fits now.
-				reserve = w.prof.ReserveProtect
-			}
-			if err := reserve(rc, t, t+dur); err == nil {
+			// A large job's reservation keeps backfill off its cards
+			// without drawing backfill to them: plain EASY leaves them
+			// whole for a gang that fits now.
+			if err := w.capa.reserve(rc, req.Cards, t, t+dur, w.beyondDepth); err == nil {
 				w.reserved++
 				if w.beyondDepth {
 					w.large++
@@ -916,14 +930,14 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 				w.lastRes = max(w.lastRes, t)
 				at := w.s.Now.Add(time.Duration(t) * time.Second)
 				w.d.Reservations = append(w.d.Reservations, model.Reservation{
-					JobID: j.ID, Cards: w.resRefs(rc), Start: at, Confidence: 1,
+					JobID: j.ID, Cards: w.resRefs(rc), Count: req.Cards, Start: at, Confidence: 1,
 				})
 				w.resvIdx = append(w.resvIdx, w.cur)
 				w.resvCards = append(w.resvCards, rc)
 				if !w.brief {
 					w.addPending(j, model.Pending{
 						JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: at,
-						Message: fmt.Sprintf("holds %d cards from %s", len(rc), at.UTC().Format(time.RFC3339)),
+						Message: fmt.Sprintf("holds %d cards from %s", req.Cards, at.UTC().Format(time.RFC3339)),
 					})
 				}
 				w.markWaiting(j)
@@ -959,13 +973,13 @@ func (w *walker) markWaiting(j *model.Job) {
 }
 
 func (w *walker) start(j *model.Job, cards []int, dur int64) {
-	if err := w.prof.Reserve(cards, 0, dur); err != nil {
+	if err := w.capa.reserve(cards, len(cards), 0, dur, false); err != nil {
 		// FitNow just placed these cards: this is a broken invariant.
 		panic(fmt.Sprintf("baseline: start of %s: %v", j.ID, err))
 	}
 	st := model.Start{
 		JobID:     j.ID,
-		Cards:     w.prof.Layout().Refs(cards),
+		Cards:     w.capa.Layout().Refs(cards),
 		Kind:      model.Regular,
 		Fragment:  model.FragmentFree,
 		Unbounded: true,
@@ -975,11 +989,7 @@ func (w *walker) start(j *model.Job, cards []int, dur int64) {
 		st.Kind = model.Backfill
 		st.Reason = fmt.Sprintf("backfilled while %s waits", w.waiting)
 		// The cards stay this job's until a reservation claims them.
-		claim := profile.Forever
-		for _, c := range cards {
-			claim = min(claim, w.prof.NextClaim(c, dur))
-		}
-		if claim != profile.Forever {
+		if claim := w.capa.retention(cards, dur); claim != profile.Forever {
 			st.Unbounded = false
 			st.ExpectedRetention = time.Duration(claim) * time.Second
 			st.Fragment = model.FragmentTemporal
@@ -992,7 +1002,7 @@ func (w *walker) start(j *model.Job, cards []int, dur int64) {
 
 // neverFits says why the usable cards of the cluster can never hold req, or "".
 func (w *walker) neverFits(req profile.Request) string {
-	if !w.prof.CanEverFit(req) {
+	if !w.capa.CanEverFit(req) {
 		return fmt.Sprintf("the cluster's usable cards can never hold %s", req.String())
 	}
 	return ""

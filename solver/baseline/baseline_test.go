@@ -126,11 +126,44 @@ func TestPlanInvariants(t *testing.T) {
 				t.Fatalf("opted-out %s started as backfill", j.ID)
 			}
 		}
+		var counted []interval // reservations of a count (a pool's), by number of cards
+		var countOf []int
 		for _, r := range d.Reservations {
 			j := jobs[r.JobID]
 			st := Rel(s.Now, r.Start)
+			if r.Count != j.Cards {
+				t.Fatalf("%s reserves %d cards, want %d", j.ID, r.Count, j.Cards)
+			}
+			if len(r.Cards) == 0 {
+				if !profile.IsPool(lay) {
+					t.Fatalf("%s reserves a count of a cluster whose cards are not interchangeable", j.ID)
+				}
+				counted, countOf = append(counted, interval{j.ID, st, st + Seconds(j.TimeLimit)}), append(countOf, r.Count)
+				continue
+			}
 			claim(r.JobID, r.Cards, st, st+Seconds(j.TimeLimit))
 			modeltest.CheckTopology(t, lay, j, r.Cards)
+		}
+		// The cards in use and counted never outnumber the usable ones.
+		for _, at := range counted {
+			for _, x := range []int64{at.start, at.end - 1} {
+				n := 0
+				for _, ivs := range use {
+					for _, o := range ivs {
+						if o.start <= x && x < o.end {
+							n++
+						}
+					}
+				}
+				for i, o := range counted {
+					if o.start <= x && x < o.end {
+						n += countOf[i]
+					}
+				}
+				if n > lay.UsableCards {
+					t.Fatalf("at %d, %d cards in use or reserved of %d usable", x, n, lay.UsableCards)
+				}
+			}
 		}
 		// An opted-out job's reservation starts no earlier than any
 		// reservation of a job ahead of it.

@@ -233,6 +233,9 @@ func TestBudgetStopsInsideASweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	params, _ := ForPolicy(model.PolicyConservative, 0)
+	// Card by card: on counts (profile.Pool) a sweep is a walk over the
+	// releases' steps, and asks nothing.
+	New := func(p Params) *Planner { return &Planner{P: p, PerCard: true} }
 	full, err := New(params).Plan(context.Background(), s)
 	if err != nil || len(full.Reservations) != len(s.Queued) {
 		t.Fatalf("full plan: %v, %d reservations, want %d", err, len(full.Reservations), len(s.Queued))

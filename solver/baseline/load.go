@@ -12,8 +12,12 @@ import (
 // jobs' card numbers.
 type loadState struct {
 	ld    [Slots]loader
+	pools [Slots]poolLoader // on a cluster planned on counts (Planner.pooled)
 	ids   CardIDs
 	until []int64 // scratch: each running job's busy time
+	// Whether poolLay is a pool (profile.IsPool), asked once a layout.
+	poolLay *model.Layout
+	isPool  bool
 }
 
 // loader keeps a profile loaded with a snapshot's running jobs from one

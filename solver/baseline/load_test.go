@@ -233,7 +233,9 @@ func TestHeadRefsAsFresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		params := drawLarge(t, rapid.SampledFrom(policies).Draw(t, "policy"))
-		inc := New(params)
+		// Card by card: a flat machine is otherwise planned on counts,
+		// whose reservations name no cards.
+		inc := &Planner{P: params, PerCard: true}
 		var last []model.CardRef
 		var made, kept []*model.Decision // every plan, and a copy of it
 		arrived := 0
@@ -243,7 +245,7 @@ func TestHeadRefsAsFresh(t *testing.T) {
 				t.Fatal(err)
 			}
 			made, kept = append(made, got), append(kept, deepCopy(got))
-			want, err := New(params).Plan(context.Background(), s)
+			want, err := (&Planner{P: params, PerCard: true}).Plan(context.Background(), s)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2028,17 +2028,23 @@ func (x *Start) GetReason() string {
 	return ""
 }
 
-// Reservation is a queued job's claim on specific cards from a future time.
+// Reservation is a queued job's claim on cards from a future time: specific
+// cards, or on a cluster whose cards are interchangeable (one card a node,
+// one card model, no switch: a flat machine) a number of them.
 type Reservation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job holding the reservation.
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	// The cards reserved.
+	// The cards reserved; empty on a flat cluster, where the reservation is
+	// any count of its cards free by start_time.
 	Cards []*CardRef `protobuf:"bytes,2,rep,name=cards,proto3" json:"cards,omitempty"`
 	// The estimated start time.
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	// The probability that the cards are free by start_time, in [0, 1].
-	Confidence    float64 `protobuf:"fixed64,4,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	Confidence float64 `protobuf:"fixed64,4,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// How many cards are reserved: the cards named, or on a flat cluster
+	// the count alone.
+	Count         int32 `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2097,6 +2103,13 @@ func (x *Reservation) GetStartTime() *timestamppb.Timestamp {
 func (x *Reservation) GetConfidence() float64 {
 	if x != nil {
 		return x.Confidence
+	}
+	return 0
+}
+
+func (x *Reservation) GetCount() int32 {
+	if x != nil {
+		return x.Count
 	}
 	return 0
 }
@@ -5100,15 +5113,18 @@ const file_huitian_v1_huitian_proto_rawDesc = "" +
 	"\x16preemption_probability\x18\x05 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\x15preemptionProbability\x12C\n" +
 	"\x0fprotected_until\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0eprotectedUntil\x12?\n" +
 	"\bfragment\x18\a \x01(\x0e2\x19.huitian.v1.FragmentClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\bfragment\x12\x16\n" +
-	"\x06reason\x18\b \x01(\tR\x06reason\"\xde\x01\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"\x9f\x04\n" +
 	"\vReservation\x12\x1e\n" +
-	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x123\n" +
-	"\x05cards\x18\x02 \x03(\v2\x13.huitian.v1.CardRefB\b\xbaH\x05\x92\x01\x02\b\x01R\x05cards\x12A\n" +
+	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x12)\n" +
+	"\x05cards\x18\x02 \x03(\v2\x13.huitian.v1.CardRefR\x05cards\x12A\n" +
 	"\n" +
 	"start_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartTime\x127\n" +
 	"\n" +
 	"confidence\x18\x04 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\xf0?)\x00\x00\x00\x00\x00\x00\x00\x00R\n" +
-	"confidence\"\xdf\x01\n" +
+	"confidence\x12\x1d\n" +
+	"\x05count\x18\x05 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\x05count:\xa9\x02\xbaH\xa5\x02\x1a\x8c\x01\n" +
+	"\x1areservation.cards_or_count\x12Ea reservation names its cards, or its count of a flat cluster's cards\x1a'this.cards.size() > 0 || this.count > 0\x1a\x93\x01\n" +
+	"\x1areservation.count_of_cards\x12'count must be the number of cards named\x1aLthis.cards.size() == 0 || this.count == 0 || this.count == this.cards.size()\"\xdf\x01\n" +
 	"\n" +
 	"Preemption\x12\x1e\n" +
 	"\x06job_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x05jobId\x12>\n" +

@@ -1,0 +1,135 @@
+package baseline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
+	"github.com/huitian/huitian/solver/profile"
+)
+
+// randomPoolSnapshot draws a flat machine (one card a node, no switch:
+// profile.IsPool), some of its nodes unschedulable, running jobs on
+// random nodes, and a queue of jobs mostly of any topology.
+func randomPoolSnapshot(t *rapid.T) *model.Snapshot {
+	c := modeltest.Uniform(rapid.IntRange(1, 40).Draw(t, "nodes"), 1, 0)
+	for i := range c.Nodes {
+		if i > 0 && rapid.IntRange(0, 9).Draw(t, "unschedulable") == 0 {
+			c.Nodes[i].Unschedulable = true
+		}
+	}
+	now := modeltest.Epoch.Add(10 * time.Hour)
+	s := &model.Snapshot{Now: now, Cluster: c}
+	free := rapid.Permutation(c.Nodes).Draw(t, "order")
+	for id := 0; len(free) > 0 && rapid.IntRange(0, 3).Draw(t, "more") > 0; id++ {
+		w := rapid.IntRange(1, len(free)).Draw(t, "width")
+		var refs []model.CardRef
+		for _, n := range free[:w] {
+			refs = append(refs, modeltest.Ref(n.Name, 0))
+		}
+		free = free[w:]
+		j := modeltest.Job(fmt.Sprintf("r%d", id)).Cards(w).
+			Limit(time.Duration(rapid.IntRange(1, 20).Draw(t, "rlimit")) * 10 * time.Minute).Build()
+		start := now.Add(-time.Duration(rapid.IntRange(0, 250).Draw(t, "age")) * time.Minute)
+		s.Running = append(s.Running, modeltest.Running(j, start, refs...))
+	}
+	for i := range rapid.IntRange(0, 14).Draw(t, "queued") {
+		k := rapid.IntRange(1, len(c.Nodes)+1).Draw(t, "cards")
+		b := modeltest.Job(fmt.Sprintf("q%d", i)).Cards(k).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
+			SubmitAfter(time.Duration(rapid.IntRange(0, 500).Draw(t, "submit")) * time.Minute).
+			Priority(rapid.SampledFrom([]int{0, 0, 0, 1}).Draw(t, "prio")).
+			Backfill(model.BackfillPref(rapid.IntRange(0, 2).Draw(t, "pref")))
+		switch rapid.IntRange(0, 9).Draw(t, "topo") {
+		case 1:
+			b.Topology(model.TopologySameNode)
+		case 2:
+			b.Topology(model.TopologySameSwitch)
+		case 3:
+			b.PerNode(1 + (k+1)%2) // 2 on an even count
+		case 4:
+			b.Model(rapid.SampledFrom([]string{"H100", "A100", "A100|H100"}).Draw(t, "model"))
+		}
+		s.Queued = append(s.Queued, b.Build())
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("random snapshot invalid: %v", err)
+	}
+	return s
+}
+
+// withoutCards is a decision as far as a plan on counts must agree with
+// one card by card: every start's and reservation's cards dropped (their
+// number kept), with what follows from which cards a start took (its
+// expected retention, and so its fragment class).
+func withoutCards(d *model.Decision) *model.Decision {
+	o := *d
+	o.Starts = slices.Clone(d.Starts)
+	for i := range o.Starts {
+		st := &o.Starts[i]
+		st.JobID = fmt.Sprintf("%s on %d cards", st.JobID, len(st.Cards))
+		st.Cards, st.ExpectedRetention, st.Unbounded, st.Fragment = nil, 0, false, 0
+	}
+	o.Reservations = slices.Clone(d.Reservations)
+	for i := range o.Reservations {
+		o.Reservations[i].Cards = nil
+	}
+	return &o
+}
+
+// onePromise are the baseline policies that reserve for one job at most.
+var onePromise = []model.Policy{model.PolicyFCFS, model.PolicyEASY, model.PolicyEASYSJBF}
+
+// TestPoolPlansAsPerCard: on flat machines, over long random sequences of
+// cycles, a planner on counts (profile.Pool, kept from cycle to cycle)
+// starts the same jobs, reserves for the same jobs at the same times and
+// says the same of every waiting job as one card by card, for every
+// baseline policy; its starts are on free cards, and its reservations
+// name their count alone.
+func TestPoolPlansAsPerCard(t *testing.T) {
+	pooled := 0
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomPoolSnapshot(t)
+		if err := s.Cluster.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		if !profile.IsPool(s.Cluster.Layout()) {
+			t.Fatal("a flat machine is not a pool")
+		}
+		params, _ := ForPolicy(rapid.SampledFrom(onePromise).Draw(t, "policy"), 0)
+		pool, cards := New(params), &Planner{P: params, PerCard: true}
+		arrived := 0
+		for cycle := range rapid.IntRange(1, 25).Draw(t, "cycles") {
+			got, err := pool.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := cards.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(withoutCards(want), withoutCards(got)); diff != "" {
+				t.Fatalf("cycle %d: the plan on counts differs from the one card by card (-cards +counts):\n%s", cycle, diff)
+			}
+			for _, r := range got.Reservations {
+				if len(r.Cards) > 0 {
+					t.Fatalf("cycle %d: %s's reservation names cards", cycle, r.JobID)
+				}
+				pooled++
+			}
+			// The next cycle takes up the plan on counts' starts: its
+			// cards must be free.
+			s = nextCycle(t, s, got, &arrived)
+		}
+	})
+	if pooled == 0 {
+		t.Fatal("no reservation on counts: not a test of them")
+	}
+}

@@ -1,0 +1,399 @@
+package profile
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/huitian/huitian/model"
+)
+
+// Cards held as counts (issue 15). On a cluster whose usable cards are all
+// interchangeable — one card a node, one model, no switch — no request can
+// tell one card from another: a job's cards matter only by how many are
+// free when. A Pool holds that machine's availability as counts, not card
+// by card: the cards free now, the groups of busy cards by when they are
+// released (a running job, or a start of this plan), and the plan's
+// reservations as a number of cards over a span of time. A query then
+// costs what the running jobs and reservations number, not what the cards
+// do: a flat 93,312-processor machine's head reservation is one claim,
+// where the card-by-card Profile chose and marked thousands of cards
+// every cycle. Only a start names cards, the lowest-numbered free ones.
+//
+// The decisions are Profile's on such a machine (what a start now
+// needs — enough cards free now that no reservation needs before the job
+// ends — and the earliest start of a reservation, are questions about
+// counts there), which the baseline planners' differential test checks
+// cycle by cycle; the cards chosen and a backfill start's expected
+// retention (the first time the reservations would need its cards) are
+// the Pool's own.
+
+// IsPool says whether a layout's usable cards are interchangeable: at
+// least one, one card on every node, no leaf switch, one card model.
+func IsPool(lay *model.Layout) bool {
+	if lay.UsableCards == 0 || len(lay.Switches) > 0 {
+		return false
+	}
+	for i := range lay.Nodes {
+		if lay.Nodes[i].Len != 1 {
+			return false
+		}
+	}
+	first := -1
+	for c := range lay.Cards {
+		if !lay.Cards[c].Usable {
+			continue
+		}
+		if first < 0 {
+			first = c
+		} else if lay.Cards[c].Model != lay.Cards[first].Model {
+			return false
+		}
+	}
+	return true
+}
+
+// Pool is the availability of a pool of interchangeable cards (IsPool) as
+// counts. Times are seconds from now, as in Profile. Not safe for
+// concurrent use.
+type Pool struct {
+	lay    *model.Layout
+	model  string // the cards' model
+	usable int
+	clock  int64 // seconds Advance moved on since New or Reset
+
+	free  []uint64 // the usable cards free now, a bit each
+	ok    []uint64 // the usable cards, a bit each
+	nfree int
+	// groups are the busy cards by release, sorted by (end, first card):
+	// a running job's (Hold) or a start's (Reserve at 0). endOf is each
+	// group's end by its first card (0: none), to find it again.
+	groups []poolGroup
+	endOf  []int64
+	starts int // groups that are this plan's starts (undone by Advance)
+	claims []poolClaim
+
+	gen   int64 // bumped by every change
+	steps []poolStep
+	stepG int64 // gen that steps were built at; -1 none
+	evs   []poolStep
+}
+
+type poolGroup struct {
+	end   int64 // on the pool's clock: seconds from New or Reset
+	cards []int // never modified: the caller's, or the Pool's own for a start
+	n     int   // its usable cards (a job may run on a card since unhealthy)
+	start bool  // a start of this plan
+}
+
+type poolClaim struct {
+	start, end int64 // on the pool's clock
+	n          int
+}
+
+// poolStep is the count of cards available (free and not claimed) from t
+// (seconds from now) until the next step.
+type poolStep struct {
+	t int64
+	n int
+}
+
+// NewPool returns the pool of a layout for which IsPool holds, every card
+// free.
+func NewPool(lay *model.Layout) *Pool {
+	words := (len(lay.Cards) + 63) / 64
+	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	for c := range lay.Cards {
+		if lay.Cards[c].Usable {
+			p.model = lay.Cards[c].Model
+			p.usable++
+			p.ok[c>>6] |= 1 << (c & 63)
+		}
+	}
+	p.Reset()
+	return p
+}
+
+// Reset frees every card and drops every group and claim.
+func (p *Pool) Reset() {
+	copy(p.free, p.ok)
+	for _, g := range p.groups {
+		p.endOf[g.cards[0]] = 0
+	}
+	p.nfree, p.groups, p.starts, p.claims, p.clock = p.usable, p.groups[:0], 0, p.claims[:0], 0
+	p.gen++
+}
+
+// Layout returns the pool's layout.
+func (p *Pool) Layout() *model.Layout { return p.lay }
+
+// FreeCount is how many cards are free now.
+func (p *Pool) FreeCount() int { return p.nfree }
+
+// Hold makes cards (free now unless unusable; the slice never modified
+// once given) busy until until > 0 seconds from now, as one group: a
+// running job.
+func (p *Pool) Hold(cards []int, until int64) { p.hold(cards, until, false) }
+
+func (p *Pool) hold(cards []int, until int64, start bool) {
+	if len(cards) == 0 || until <= 0 {
+		panic(fmt.Sprintf("profile: pool hold of %d cards until %d", len(cards), until))
+	}
+	n := 0
+	for _, c := range cards {
+		bit := uint64(1) << (c & 63)
+		if p.ok[c>>6]&bit == 0 {
+			continue
+		}
+		if p.free[c>>6]&bit == 0 {
+			panic(fmt.Sprintf("profile: pool hold of card %d, not free", c))
+		}
+		p.free[c>>6] &^= bit
+		n++
+	}
+	p.nfree -= n
+	g := poolGroup{end: until + p.clock, cards: cards, n: n, start: start}
+	i, _ := slices.BinarySearchFunc(p.groups, g, cmpGroup)
+	p.groups = slices.Insert(p.groups, i, g)
+	p.endOf[cards[0]] = g.end
+	if start {
+		p.starts++
+	}
+	p.gen++
+}
+
+func cmpGroup(a, b poolGroup) int {
+	if a.end != b.end {
+		if a.end < b.end {
+			return -1
+		}
+		return 1
+	}
+	return a.cards[0] - b.cards[0]
+}
+
+// Release frees the cards of a group Hold made, by its cards (the first
+// names it): nothing when no group holds them (Advance freed it at its
+// end).
+func (p *Pool) Release(cards []int) {
+	if len(cards) == 0 || p.endOf[cards[0]] == 0 {
+		return
+	}
+	i, ok := slices.BinarySearchFunc(p.groups, poolGroup{end: p.endOf[cards[0]], cards: cards}, cmpGroup)
+	if !ok {
+		panic(fmt.Sprintf("profile: pool group of card %d lost", cards[0]))
+	}
+	p.drop(i)
+}
+
+// drop frees group i.
+func (p *Pool) drop(i int) {
+	g := p.groups[i]
+	for _, c := range g.cards {
+		p.free[c>>6] |= p.ok[c>>6] & (1 << (c & 63))
+	}
+	p.nfree += g.n
+	p.endOf[g.cards[0]] = 0
+	if g.start {
+		p.starts--
+	}
+	p.groups = slices.Delete(p.groups, i, i+1)
+	p.gen++
+}
+
+// Advance undoes this plan's starts and reservations and moves time dt ≥
+// 0 seconds on, freeing the groups whose busy time ends by then. A start
+// that a job took up comes back as that job's Hold.
+func (p *Pool) Advance(dt int64) {
+	if dt < 0 {
+		panic("profile: Advance moves time forward only")
+	}
+	for i := len(p.groups) - 1; p.starts > 0 && i >= 0; i-- {
+		if p.groups[i].start {
+			p.drop(i)
+		}
+	}
+	p.claims = p.claims[:0]
+	p.clock += dt
+	n := 0
+	for n < len(p.groups) && p.groups[n].end <= p.clock {
+		n++
+	}
+	for range n {
+		p.drop(0)
+	}
+	p.gen++
+}
+
+// CanEverFit says whether the pool's usable cards can hold req: as many,
+// of the model, and a topology that one card a node meets (any, one card
+// a node at most; one card, anywhere).
+func (p *Pool) CanEverFit(req Request) bool {
+	if req.Cards <= 0 || req.Cards > p.usable || !model.ModelAccepts(req.Model, p.model) {
+		return false
+	}
+	return req.Cards == 1 || (req.Topology == model.TopologyAny && req.PerNode <= 1)
+}
+
+// buildSteps returns the available count as steps from now on: free and
+// released cards less the claims, at every change.
+func (p *Pool) buildSteps() []poolStep {
+	if p.stepG == p.gen {
+		return p.steps
+	}
+	evs := p.evs[:0]
+	for _, g := range p.groups {
+		evs = append(evs, poolStep{g.end - p.clock, g.n})
+	}
+	for _, c := range p.claims {
+		evs = append(evs, poolStep{c.start - p.clock, -c.n}, poolStep{c.end - p.clock, c.n})
+	}
+	slices.SortFunc(evs, func(a, b poolStep) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+	steps := append(p.steps[:0], poolStep{0, p.nfree})
+	for _, e := range evs {
+		if e.t <= 0 {
+			steps[0].n += e.n // a claim from now on
+			continue
+		}
+		if last := &steps[len(steps)-1]; last.t == e.t {
+			last.n += e.n
+		} else {
+			steps = append(steps, poolStep{e.t, last.n + e.n})
+		}
+	}
+	p.evs, p.steps, p.stepG = evs, steps, p.gen
+	return steps
+}
+
+// earliest is the first t ≥ after at which k cards are available for dur
+// seconds.
+func (p *Pool) earliest(after, dur int64, k int) (int64, bool) {
+	steps := p.buildSteps()
+	// The first step after after; steps[0] is now, at or before it.
+	i, _ := slices.BinarySearchFunc(steps, after, func(s poolStep, t int64) int {
+		if s.t <= t {
+			return -1
+		}
+		return 1
+	})
+	i-- // steps[i] is in force at after
+	cand := after
+	for {
+		end := satAdd(cand, dur)
+		bad := -1
+		for j := i; j < len(steps) && (j == i || steps[j].t < end); j++ {
+			if steps[j].n < k {
+				bad = j
+				break
+			}
+		}
+		if bad < 0 {
+			return cand, true
+		}
+		// The next candidate is the next step with enough.
+		j := bad + 1
+		for j < len(steps) && steps[j].n < k {
+			j++
+		}
+		if j == len(steps) {
+			return 0, false
+		}
+		i, cand = j, steps[j].t
+	}
+}
+
+func satAdd(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return Forever
+}
+
+// FitNow says whether a job of k = req.Cards cards for dur seconds can
+// start now, and if so on which cards: the lowest-numbered free ones.
+func (p *Pool) FitNow(dur int64, req Request) ([]int, Outcome) {
+	if !p.CanEverFit(req) {
+		return nil, WrongShape
+	}
+	if p.nfree < req.Cards {
+		return nil, NoCards
+	}
+	if t, ok := p.earliest(0, dur, req.Cards); !ok || t != 0 {
+		return nil, Claimed
+	}
+	return p.pick(req.Cards), Fits
+}
+
+// FitNowAny is FitNow's cards and whether it fits.
+func (p *Pool) FitNowAny(dur int64, req Request) ([]int, bool) {
+	cards, out := p.FitNow(dur, req)
+	return cards, out == Fits
+}
+
+// pick returns the k lowest-numbered free cards.
+func (p *Pool) pick(k int) []int {
+	out := make([]int, 0, k)
+	for w, word := range p.free {
+		for word != 0 && len(out) < k {
+			out = append(out, w<<6|bits.TrailingZeros64(word))
+			word &= word - 1
+		}
+		if len(out) == k {
+			break
+		}
+	}
+	return out
+}
+
+// EarliestStartOr is the earliest start at or after after of a job of
+// req.Cards cards for dur seconds, as Profile's is; it names no cards (a
+// reservation on a pool is a count) and is never stopped.
+func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, _ []int) (start int64, cards []int, ok, stopped bool) {
+	if !p.CanEverFit(req) {
+		return 0, nil, false, false
+	}
+	t, ok := p.earliest(after, dur, req.Cards)
+	return t, nil, ok, false
+}
+
+// ReserveCount starts cards (FitNow's) now until end when start is 0,
+// else claims k cards from start to end.
+func (p *Pool) ReserveCount(cards []int, k int, start, end int64) error {
+	if end <= start || k <= 0 {
+		return fmt.Errorf("profile: pool reservation of %d cards over [%d, %d)", k, start, end)
+	}
+	if start == 0 {
+		if len(cards) != k {
+			return fmt.Errorf("profile: pool start of %d cards named %d", k, len(cards))
+		}
+		p.hold(cards, end, true)
+		return nil
+	}
+	if t, ok := p.earliest(start, end-start, k); !ok || t != start {
+		return ErrOverlap
+	}
+	p.claims = append(p.claims, poolClaim{start + p.clock, satAdd(end, p.clock), k})
+	p.gen++
+	return nil
+}
+
+// Retention is how long a start of k cards until dur (made) could keep
+// its cards before a reservation needs them: the first time from dur on
+// at which fewer than k cards are available, Forever when none.
+func (p *Pool) Retention(k int, dur int64) int64 {
+	steps := p.buildSteps()
+	for i, s := range steps {
+		if (s.t >= dur || i+1 == len(steps) || steps[i+1].t > dur) && s.n < k {
+			return max(s.t, dur)
+		}
+	}
+	return Forever
+}

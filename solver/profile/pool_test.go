@@ -1,0 +1,260 @@
+package profile
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
+)
+
+// poolModel is a pool's state told the plain way: each busy group's
+// usable cards and release, each claim, in seconds from now.
+type poolModel struct {
+	usable, free int
+	groups       []struct{ n, end int64 }
+	claims       []struct{ start, end, n int64 }
+}
+
+// avail is the cards free at t and not claimed.
+func (m *poolModel) avail(t int64) int64 {
+	n := int64(m.free)
+	for _, g := range m.groups {
+		if g.end <= t {
+			n += g.n
+		}
+	}
+	for _, c := range m.claims {
+		if c.start <= t && t < c.end {
+			n -= c.n
+		}
+	}
+	return n
+}
+
+// earliest tries every second from after on: the first at which k cards
+// are available for dur seconds. Past the last event nothing changes.
+func (m *poolModel) earliest(after, dur int64, k int) (int64, bool) {
+	last := after
+	for _, g := range m.groups {
+		last = max(last, g.end)
+	}
+	for _, c := range m.claims {
+		last = max(last, c.end)
+	}
+	for t := after; t <= last; t++ {
+		ok := true
+		for s := t; s < t+dur && ok; s++ {
+			ok = m.avail(s) >= int64(k)
+		}
+		if ok {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// TestPoolAsCounted: over random sequences of holds, releases, starts,
+// reservations and time moving on, a Pool's answers — the cards free now,
+// whether a job fits now, the earliest start of a reservation, a start's
+// retention — are those of counting, second by second, what is free and
+// what is claimed; its starts are on free usable cards.
+func TestPoolAsCounted(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := modeltest.Uniform(rapid.IntRange(1, 24).Draw(t, "nodes"), 1, 0)
+		for i := range c.Nodes {
+			if i > 0 && rapid.IntRange(0, 5).Draw(t, "unhealthy") == 0 {
+				c.Nodes[i].Cards[0].Unhealthy = true
+			}
+		}
+		if err := c.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		lay := c.Layout()
+		if !IsPool(lay) {
+			t.Fatal("a flat machine is not a pool")
+		}
+		p := NewPool(lay)
+		m := &poolModel{usable: lay.UsableCards, free: lay.UsableCards}
+		busy := make([]bool, len(lay.Cards)) // held or started, usable or not
+		type held struct {
+			cards []int
+			n     int64
+			end   int64 // on the pool's clock
+		}
+		var groups []held
+		var starts []held
+		clock := int64(0)
+		sync := func() {
+			m.groups = m.groups[:0]
+			for _, g := range append(append([]held(nil), groups...), starts...) {
+				m.groups = append(m.groups, struct{ n, end int64 }{g.n, g.end - clock})
+			}
+		}
+		usableOf := func(cards []int) int64 {
+			n := int64(0)
+			for _, k := range cards {
+				if lay.Cards[k].Usable {
+					n++
+				}
+			}
+			return n
+		}
+		for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			case 0: // a running job on idle cards, usable or not
+				var idle []int
+				for k := range busy {
+					if !busy[k] {
+						idle = append(idle, k)
+					}
+				}
+				if len(idle) == 0 {
+					continue
+				}
+				cards := rapid.SliceOfNDistinct(rapid.SampledFrom(idle), 1, len(idle), rapid.ID[int]).Draw(t, "cards")
+				until := rapid.Int64Range(1, 60).Draw(t, "until")
+				p.Hold(cards, until)
+				for _, k := range cards {
+					busy[k] = true
+				}
+				g := held{cards, usableOf(cards), until + clock}
+				groups = append(groups, g)
+				m.free -= int(g.n)
+			case 1: // one ends
+				if len(groups) == 0 {
+					continue
+				}
+				i := rapid.IntRange(0, len(groups)-1).Draw(t, "ends")
+				p.Release(groups[i].cards)
+				for _, k := range groups[i].cards {
+					busy[k] = false
+				}
+				m.free += int(groups[i].n)
+				groups = append(groups[:i], groups[i+1:]...)
+			case 2: // a start now, when it fits
+				k := rapid.IntRange(1, lay.UsableCards).Draw(t, "k")
+				dur := rapid.Int64Range(1, 60).Draw(t, "dur")
+				sync()
+				cards, out := p.FitNow(dur, Request{Cards: k})
+				at, ok := m.earliest(0, dur, k)
+				want := ok && at == 0
+				if (out == Fits) != want {
+					t.Fatalf("step %d: %d cards for %ds fit now: %v (%v), counted %v", step, k, dur, out == Fits, out, want)
+				}
+				if out == NoCards && m.free >= k || out == Claimed && m.free < k {
+					t.Fatalf("step %d: %v with %d free for %d", step, out, m.free, k)
+				}
+				if !want {
+					continue
+				}
+				for _, c := range cards {
+					if busy[c] || !lay.Cards[c].Usable {
+						t.Fatalf("step %d: start on card %d, busy or unusable", step, c)
+					}
+					busy[c] = true
+				}
+				if err := p.ReserveCount(cards, k, 0, dur); err != nil {
+					t.Fatal(err)
+				}
+				starts = append(starts, held{cards, int64(k), dur + clock})
+				m.free -= k
+				sync()
+				// Its retention: the first time from its end on at
+				// which it would leave a claim short.
+				keep := Forever
+				for s := dur; s <= dur+200; s++ {
+					if m.avail(s) < int64(k) {
+						keep = s
+						break
+					}
+				}
+				if got := p.Retention(k, dur); got != keep {
+					t.Fatalf("step %d: retention of %d cards until %d: %d, counted %d", step, k, dur, got, keep)
+				}
+			case 3: // a reservation at the earliest start
+				k := rapid.IntRange(1, lay.UsableCards+1).Draw(t, "k")
+				dur := rapid.Int64Range(1, 60).Draw(t, "dur")
+				after := rapid.Int64Range(1, 30).Draw(t, "after")
+				sync()
+				at, _, ok, _ := p.EarliestStartOr(after, dur, Request{Cards: k}, nil, nil)
+				wat, wok := m.earliest(after, dur, k)
+				if k > lay.UsableCards {
+					wok = false
+				}
+				if ok != wok || ok && at != wat {
+					t.Fatalf("step %d: earliest of %d cards for %ds after %d: %d %v, counted %d %v", step, k, dur, after, at, ok, wat, wok)
+				}
+				if !ok {
+					continue
+				}
+				if err := p.ReserveCount(nil, k, at, at+dur); err != nil {
+					t.Fatal(err)
+				}
+				m.claims = append(m.claims, struct{ start, end, n int64 }{at, at + dur, int64(k)})
+			case 4: // the next cycle: starts and claims undone, time on
+				dt := rapid.Int64Range(0, 40).Draw(t, "dt")
+				p.Advance(dt)
+				for _, g := range starts {
+					for _, k := range g.cards {
+						busy[k] = false
+					}
+					m.free += int(g.n)
+				}
+				starts, m.claims = starts[:0], m.claims[:0]
+				clock += dt
+				kept := groups[:0]
+				for _, g := range groups {
+					if g.end <= clock {
+						for _, k := range g.cards {
+							busy[k] = false
+						}
+						m.free += int(g.n)
+						continue
+					}
+					kept = append(kept, g)
+				}
+				groups = kept
+			case 5:
+				if got := p.FreeCount(); got != m.free {
+					t.Fatalf("step %d: %d free, counted %d", step, got, m.free)
+				}
+			}
+		}
+	})
+}
+
+// TestIsPool: one usable card a node, one model, no switch.
+func TestIsPool(t *testing.T) {
+	seal := func(c *model.Cluster) *model.Layout {
+		t.Helper()
+		if err := c.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		return c.Layout()
+	}
+	if !IsPool(seal(modeltest.Uniform(4, 1, 0))) {
+		t.Error("flat machine: not a pool")
+	}
+	if IsPool(seal(modeltest.Uniform(4, 2, 0))) {
+		t.Error("two cards a node: a pool")
+	}
+	if IsPool(seal(modeltest.Uniform(4, 1, 2))) {
+		t.Error("nodes under switches: a pool")
+	}
+	mixed := modeltest.Uniform(4, 1, 0)
+	mixed.Nodes[1].Cards[0].Model = "A100"
+	if IsPool(seal(mixed)) {
+		t.Error("two card models: a pool")
+	}
+	mixed.Nodes[1].Unschedulable = true
+	if !IsPool(seal(mixed)) {
+		t.Error("the other model unusable: not a pool")
+	}
+	none := modeltest.Uniform(1, 1, 0)
+	none.Nodes[0].Unschedulable = true
+	if IsPool(seal(none)) {
+		t.Error("no usable card: a pool")
+	}
+}
