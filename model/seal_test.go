@@ -222,3 +222,33 @@ func refBuildLayout(c *Cluster) *Layout {
 	}
 	return l
 }
+
+// TestRefsView: consecutive card numbers in order are the layout's own
+// references, which ViewAt recognises; any other list, and a copy of a
+// view, is converted and is not a view.
+func TestRefsView(t *testing.T) {
+	c := &Cluster{ID: "c"}
+	for i := range 4 {
+		c.Nodes = append(c.Nodes, Node{Name: fmt.Sprintf("n%d", i), Cards: []Card{{Index: 0, Model: "H100"}, {Index: 1, Model: "H100"}}})
+	}
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	lay := c.Layout()
+	for _, tc := range []struct {
+		ids  []int
+		view bool
+	}{{[]int{2, 3, 4}, true}, {[]int{7}, true}, {[]int{2, 4}, false}, {[]int{3, 2, 4}, false}, {[]int{1, 2, 2, 3}, false}} {
+		refs := lay.RefsView(tc.ids)
+		if diff := gocmp.Diff(lay.Refs(tc.ids), refs); diff != "" {
+			t.Errorf("%v: RefsView differs from Refs (-Refs +view):\n%s", tc.ids, diff)
+		}
+		first, ok := lay.ViewAt(refs)
+		if ok != tc.view || ok && first != tc.ids[0] {
+			t.Errorf("%v: ViewAt %d %v, want a view %v", tc.ids, first, ok, tc.view)
+		}
+		if _, ok := lay.ViewAt(slices.Clone(refs)); ok {
+			t.Errorf("%v: a copy is a view", tc.ids)
+		}
+	}
+}

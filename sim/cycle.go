@@ -176,9 +176,15 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
 	}
 	ids := make([]int, 0, len(st.Cards))
+	// The layout's own references (model.Layout.RefsView): consecutive
+	// cards, known without looking each up.
+	view, isView := e.lay.ViewAt(st.Cards)
 	next := 0 // the card after the last one resolved: planners list cards in order
-	for _, ref := range st.Cards {
-		id, ok := e.lay.CardIDNear(ref, next)
+	for k, ref := range st.Cards {
+		id, ok := view+k, true
+		if !isView {
+			id, ok = e.lay.CardIDNear(ref, next)
+		}
 		next = id + 1
 		switch {
 		case !ok:

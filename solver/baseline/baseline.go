@@ -979,7 +979,7 @@ func (w *walker) start(j *model.Job, cards []int, dur int64) {
 	}
 	st := model.Start{
 		JobID:     j.ID,
-		Cards:     w.capa.Layout().Refs(cards),
+		Cards:     w.capa.Layout().RefsView(cards), // read only, as a decision is
 		Kind:      model.Regular,
 		Fragment:  model.FragmentFree,
 		Unbounded: true,

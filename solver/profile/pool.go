@@ -338,8 +338,18 @@ func (p *Pool) FitNowAny(dur int64, req Request) ([]int, bool) {
 	return cards, out == Fits
 }
 
-// pick returns the k lowest-numbered free cards.
+// pick returns k free cards: the lowest-numbered run of k consecutive
+// ones when there is one (a start's references are then a view of the
+// layout's, model.Layout.RefsView, and the cards stay together), else
+// the k lowest-numbered.
 func (p *Pool) pick(k int) []int {
+	if first, ok := p.run(k); ok {
+		out := make([]int, k)
+		for i := range out {
+			out[i] = first + i
+		}
+		return out
+	}
 	out := make([]int, 0, k)
 	for w, word := range p.free {
 		for word != 0 && len(out) < k {
@@ -396,4 +406,43 @@ func (p *Pool) Retention(k int, dur int64) int64 {
 		}
 	}
 	return Forever
+}
+
+// run finds the lowest-numbered run of k consecutive free cards.
+func (p *Pool) run(k int) (int, bool) {
+	start, n := 0, 0 // the current run of free cards: its first, its length
+	for w, word := range p.free {
+		if word == ^uint64(0) {
+			if n == 0 {
+				start = w << 6
+			}
+			if n += 64; n >= k {
+				return start, true
+			}
+			continue
+		}
+		for b := 0; b < 64; {
+			rest := word >> b
+			if rest == 0 {
+				n = 0
+				break
+			}
+			if zeros := bits.TrailingZeros64(rest); zeros > 0 {
+				n, b = 0, b+zeros
+				continue
+			}
+			ones := bits.TrailingZeros64(^rest) // ≤ 64-b
+			if n == 0 {
+				start = w<<6 + b
+			}
+			if n += ones; n >= k {
+				return start, true
+			}
+			b += ones
+			if b < 64 {
+				n = 0
+			}
+		}
+	}
+	return 0, false
 }
