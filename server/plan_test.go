@@ -3,15 +3,18 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"buf.build/go/protovalidate"
 	"connectrpc.com/connect"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/huitian/huitian/client"
 	"github.com/huitian/huitian/model"
@@ -200,5 +203,42 @@ func TestPanickingCycleAnswersInternalAndLivesOn(t *testing.T) {
 	}
 	if _, err := ts.client().Plan(ctx, connect.NewRequest(planRequest("c1", 2))); err != nil {
 		t.Fatalf("the next Plan after a panic: %v", err)
+	}
+}
+
+// TestPlanFlatClusterReservesACount: on a flat cluster (one card a node,
+// one model, no switch) a baseline policy plans on counts: the head's
+// reservation names how many cards, not which, and the answer keeps the
+// contract.
+func TestPlanFlatClusterReservesACount(t *testing.T) {
+	ts := start(t, nil)
+	c := &pb.Cluster{Id: "flat"}
+	for i := range 16 {
+		c.Nodes = append(c.Nodes, &pb.Node{Name: fmt.Sprintf("p%03d", i), Cards: cards(1)})
+	}
+	var running []*pb.RunningJob
+	for i := range 12 {
+		running = append(running, &pb.RunningJob{
+			Spec:      job(fmt.Sprintf("run-%02d", i), 1, 2*time.Hour, 3*time.Hour),
+			Cards:     []*pb.CardRef{{Node: fmt.Sprintf("p%03d", i)}},
+			StartTime: timestamppb.New(t0.Add(-time.Duration(i) * time.Minute)),
+			Kind:      pb.AllocationKind_ALLOCATION_KIND_REGULAR,
+		})
+	}
+	req := &pb.PlanRequest{Now: timestamppb.New(t0), Cluster: c, Running: running,
+		Queued: []*pb.JobSpec{job("big", 10, 4*time.Hour, 2*time.Hour), job("short", 2, 30*time.Minute, time.Hour)}}
+	resp, err := ts.client().Plan(context.Background(), connect.NewRequest(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := protovalidate.Validate(resp.Msg); err != nil {
+		t.Fatalf("the plan breaks the contract: %v", err)
+	}
+	rs := resp.Msg.GetReservations()
+	if len(rs) != 1 || rs[0].GetJobId() != "big" || rs[0].GetCount() != 10 || len(rs[0].GetCards()) != 0 {
+		t.Fatalf("reservations %v, want big's of a count of 10 and no cards", rs)
+	}
+	if st := resp.Msg.GetStarts(); len(st) != 1 || st[0].GetJobId() != "short" || len(st[0].GetCards()) != 2 {
+		t.Fatalf("starts %v, want short on 2 cards", st)
 	}
 }

@@ -265,3 +265,33 @@ func TestBindingNames(t *testing.T) {
 		}
 	}
 }
+
+// TestReservationNamesCardsOrACount: a reservation names its cards, or on
+// a flat cluster its count alone; a count beside cards must be theirs.
+func TestReservationNamesCardsOrACount(t *testing.T) {
+	at := timestamppb.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	two := []*huitianv1.CardRef{{Node: "n1", Index: 0}, {Node: "n1", Index: 1}}
+	for _, tc := range []struct {
+		name string
+		r    *huitianv1.Reservation
+		want []violation
+	}{
+		{"cards", &huitianv1.Reservation{JobId: "j", Cards: two, StartTime: at}, nil},
+		{"cards and their count", &huitianv1.Reservation{JobId: "j", Cards: two, Count: 2, StartTime: at}, nil},
+		{"a count alone", &huitianv1.Reservation{JobId: "j", Count: 4096, StartTime: at}, nil},
+		{"neither", &huitianv1.Reservation{JobId: "j", StartTime: at}, []violation{{"", "reservation.cards_or_count"}}},
+		{"a count not the cards'", &huitianv1.Reservation{JobId: "j", Cards: two, Count: 3, StartTime: at}, []violation{{"", "reservation.count_of_cards"}}},
+		{"a negative count", &huitianv1.Reservation{JobId: "j", Count: -1, StartTime: at}, []violation{{"", "reservation.cards_or_count"}, {"count", "int32.gte"}}},
+	} {
+		err := protovalidate.Validate(tc.r)
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want valid", tc.name, err)
+			}
+			continue
+		}
+		if got := violations(t, err); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: violations %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

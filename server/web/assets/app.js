@@ -127,6 +127,12 @@
   const fragWord = (f) => words(f, "FRAGMENT_CLASS_");
   const reasonWord = (r) => words(r, "PENDING_REASON_");
 
+  // fmtReserved names a reserved job's cards: on a flat cluster a
+  // reservation is a count, any of its cards free by then.
+  function fmtReserved(j) {
+    return j.cards && j.cards.length ? fmtCards(j.cards) : "any " + (j.requestedCards || "?") + " cards";
+  }
+
   function fmtCards(cards) {
     if (!cards || !cards.length) return "–";
     const byNode = new Map();
@@ -363,7 +369,7 @@
         h("td", {}, j.jobClass || "–"),
         h("td", { class: "num" }, j.requestedCards || "–"),
         h("td", {}, res ? h("span", { class: "tag reserved" }, "reserved") : "pending"),
-        h("td", {}, res ? fmtCards(j.cards) + " · " + fmtPct(j.reservationConfidence) + " sure" : "–"),
+        h("td", {}, res ? fmtReserved(j) + " · " + fmtPct(j.reservationConfidence) + " sure" : "–"),
         h("td", {}, j.estimatedStart ? fmtAt(j.estimatedStart, now) + (q ? " · " + q : "") : "unknown"),
         h("td", { class: "why", title: j.message || "" }, reasonWord(j.pendingReason)));
     });
@@ -499,7 +505,7 @@
       return t;
     }
     if (st === "JOB_STATE_RESERVED") {
-      return "Waits with a reservation on " + fmtCards(j.cards) + " from " + fmtAt(j.estimatedStart, now) + ", " +
+      return "Waits with a reservation on " + fmtReserved(j) + " from " + fmtAt(j.estimatedStart, now) + ", " +
         fmtPct(j.reservationConfidence) + " sure the cards are free by then.";
     }
     if (st === "JOB_STATE_PENDING") {
@@ -523,7 +529,7 @@
       ["terms", "job-kind", kindWord(j.kind)],
       ["user · class", "job-user", (j.user || "–") + " · " + (j.jobClass || "–")],
       ["cards asked", "job-requested", j.requestedCards || "–"],
-      [j.state === "JOB_STATE_RESERVED" ? "cards reserved" : "cards", "job-cards", fmtCards(j.cards)],
+      [j.state === "JOB_STATE_RESERVED" ? "cards reserved" : "cards", "job-cards", j.state === "JOB_STATE_RESERVED" ? fmtReserved(j) : fmtCards(j.cards)],
       ["started", "job-start", j.startTime ? fmtAt(j.startTime, now) : "–"],
       ["protected until", "job-protected", j.protectedUntil ? fmtAt(j.protectedUntil, now) : bf && running ? "not protected" : "–"],
       ["expected to keep its cards", "job-retention",
