@@ -133,8 +133,12 @@ func (t *teller) planned(now time.Time, plan *pb.PlanResponse, spec func(string)
 				if s := spec(r.GetJobId()); s != nil {
 					what = jobText(s) + ", "
 				}
+				cards := cardsText(r.GetCards())
+				if len(r.GetCards()) == 0 { // a flat cluster's: a count
+					cards = fmt.Sprintf("any %d cards", r.GetCount())
+				}
 				fmt.Fprintf(t.w, "%s RESERVE %s (%s%s) from %s: the earliest its cards are free by the running jobs' limits\n", clock(now),
-					r.GetJobId(), what, cardsText(r.GetCards()), clock(at))
+					r.GetJobId(), what, cards, clock(at))
 			}
 		}
 		seen.last = at
