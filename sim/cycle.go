@@ -175,10 +175,14 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 	if len(st.Cards) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
 	}
-	ids := make([]int, 0, len(st.Cards))
 	// The layout's own references (model.Layout.RefsView): consecutive
-	// cards, known without looking each up.
+	// cards, known without looking each up, and numbered by a slice of
+	// the numbers (cardOwners.run).
 	view, isView := e.lay.ViewAt(st.Cards)
+	var ids []int
+	if !isView {
+		ids = make([]int, 0, len(st.Cards))
+	}
 	next := 0 // the card after the last one resolved: planners list cards in order
 	for k, ref := range st.Cards {
 		id, ok := view+k, true
@@ -197,9 +201,15 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 			return nil, e.refuse(st.JobID, "card %s is also given to another start in this decision", ref)
 		}
 		e.cards.taken[id] = e.stamp
-		ids = append(ids, id)
+		if !isView {
+			ids = append(ids, id)
+		}
 	}
-	slices.Sort(ids)
+	if isView {
+		ids = e.cards.run(view, len(st.Cards))
+	} else {
+		slices.Sort(ids)
+	}
 	if why := e.shape(&e.trace[ji].Spec, ids); why != "" {
 		return nil, e.refuse(st.JobID, "%s", why)
 	}
@@ -208,6 +218,9 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 
 // shape says how cards (sorted) break the job's placement constraint, or "".
 func (e *engine) shape(spec *model.Job, ids []int) string {
+	if spec.CardModel == "" && spec.Topology == model.TopologyAny && spec.CardsPerNode == 0 {
+		return "" // any cards will do
+	}
 	l := e.lay
 	if spec.CardModel != "" {
 		for _, c := range ids {

@@ -140,16 +140,20 @@ func (p *Pool) hold(cards []int, until int64, start bool) {
 		panic(fmt.Sprintf("profile: pool hold of %d cards until %d", len(cards), until))
 	}
 	n := 0
-	for _, c := range cards {
-		bit := uint64(1) << (c & 63)
-		if p.ok[c>>6]&bit == 0 {
-			continue
+	if first, ok := oneRun(cards); ok {
+		n = p.flipRun(first, len(cards), false)
+	} else {
+		for _, c := range cards {
+			bit := uint64(1) << (c & 63)
+			if p.ok[c>>6]&bit == 0 {
+				continue
+			}
+			if p.free[c>>6]&bit == 0 {
+				panic(fmt.Sprintf("profile: pool hold of card %d, not free", c))
+			}
+			p.free[c>>6] &^= bit
+			n++
 		}
-		if p.free[c>>6]&bit == 0 {
-			panic(fmt.Sprintf("profile: pool hold of card %d, not free", c))
-		}
-		p.free[c>>6] &^= bit
-		n++
 	}
 	p.nfree -= n
 	g := poolGroup{end: until + p.clock, cards: cards, n: n, start: start}
@@ -189,8 +193,12 @@ func (p *Pool) Release(cards []int) {
 // drop frees group i.
 func (p *Pool) drop(i int) {
 	g := p.groups[i]
-	for _, c := range g.cards {
-		p.free[c>>6] |= p.ok[c>>6] & (1 << (c & 63))
+	if first, ok := oneRun(g.cards); ok {
+		p.flipRun(first, len(g.cards), true)
+	} else {
+		for _, c := range g.cards {
+			p.free[c>>6] |= p.ok[c>>6] & (1 << (c & 63))
+		}
 	}
 	p.nfree += g.n
 	p.endOf[g.cards[0]] = 0
@@ -445,4 +453,43 @@ func (p *Pool) run(k int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// oneRun says whether cards are first, first+1, … in order: a start's on
+// consecutive cards, held and freed a word at a time (flipRun).
+func oneRun(cards []int) (first int, ok bool) {
+	n := len(cards)
+	if n < 64 || cards[n-1]-cards[0] != n-1 {
+		return 0, false
+	}
+	for i := 1; i < n; i++ {
+		if cards[i] != cards[i-1]+1 {
+			return 0, false
+		}
+	}
+	return cards[0], true
+}
+
+// flipRun frees (free) or takes the usable cards first to first+n-1, a
+// word at a time, and returns how many are usable. Taking one that is
+// not free panics, as hold does.
+func (p *Pool) flipRun(first, n int, free bool) int {
+	usable := 0
+	for c, end := first, first+n; c < end; {
+		w, lo := c>>6, c&63
+		hi := min(64, lo+end-c) // bits lo..hi-1 of word w
+		mask := ^uint64(0) >> (64 - (hi - lo)) << lo
+		ok := p.ok[w] & mask
+		if free {
+			p.free[w] |= ok
+		} else {
+			if p.free[w]&ok != ok {
+				panic(fmt.Sprintf("profile: pool hold of card %d, not free", w<<6+bits.TrailingZeros64(ok&^p.free[w])))
+			}
+			p.free[w] &^= ok
+		}
+		usable += bits.OnesCount64(ok)
+		c += hi - lo
+	}
+	return usable
 }

@@ -114,6 +114,15 @@ func TestPoolAsCounted(t *testing.T) {
 					continue
 				}
 				cards := rapid.SliceOfNDistinct(rapid.SampledFrom(idle), 1, len(idle), rapid.ID[int]).Draw(t, "cards")
+				if rapid.Bool().Draw(t, "run") {
+					// A run of idle cards, usable or not, from one of
+					// them on: held a word at a time when long.
+					from := rapid.SampledFrom(idle).Draw(t, "from")
+					cards = nil
+					for c := from; c < len(busy) && !busy[c]; c++ {
+						cards = append(cards, c)
+					}
+				}
 				until := rapid.Int64Range(1, 60).Draw(t, "until")
 				p.Hold(cards, until)
 				for _, k := range cards {
