@@ -94,6 +94,9 @@ func (c *Cluster) Seal() error {
 	return nil
 }
 
+// Sealed says whether Seal has validated the cluster and laid it out.
+func (c *Cluster) Sealed() bool { return c.lay != nil }
+
 // Layout returns the cluster's dense layout: the sealed one, or a new one
 // built for this call when the cluster was not sealed.
 func (c *Cluster) Layout() *Layout {

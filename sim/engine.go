@@ -332,8 +332,12 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 			return nil, fmt.Errorf("sim: job %d (%q) submitted at %d s, before job %d at %d s: jobs must be sorted by submit", i, jobs[i].ID, jobs[i].Submit, i-1, jobs[i-1].Submit)
 		}
 	}
-	if err := cfg.Cluster.Seal(); err != nil {
-		return nil, fmt.Errorf("sim: cluster: %w", err)
+	// Sealed once (ParseCluster seals what it builds): sealing again
+	// validated and laid out a flat 93,312-node machine anew per replay.
+	if !cfg.Cluster.Sealed() {
+		if err := cfg.Cluster.Seal(); err != nil {
+			return nil, fmt.Errorf("sim: cluster: %w", err)
+		}
 	}
 	e := &engine{
 		cfg:     cfg,

@@ -81,3 +81,21 @@ func TestUniformCards(t *testing.T) {
 		t.Errorf("without CardsPerNUMA every card keeps Card.NUMA: %+v", c.Nodes[0].Cards[1])
 	}
 }
+
+// TestNamesAll: all names every thing as name does, one by one: padded to
+// the count's digits, to more, and past too few.
+func TestNamesAll(t *testing.T) {
+	for _, n := range []Names{{Prefix: "p"}, {Prefix: "node-", Digits: 5}, {Prefix: "n", Digits: 1}, {}} {
+		for _, count := range []int{0, 1, 9, 10, 11, 101, 1000} {
+			got := n.all(count)
+			if len(got) != count {
+				t.Fatalf("%+v, %d: %d names", n, count, len(got))
+			}
+			for i, name := range got {
+				if want := n.name(i, count); name != want {
+					t.Fatalf("%+v, %d: name %d is %q, want %q", n, count, i, name, want)
+				}
+			}
+		}
+	}
+}
