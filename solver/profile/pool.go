@@ -62,9 +62,10 @@ type Pool struct {
 	usable int
 	clock  int64 // seconds Advance moved on since New or Reset
 
-	free  []uint64 // the usable cards free now, a bit each
-	ok    []uint64 // the usable cards, a bit each
-	nfree int
+	numbers []int    // 0, 1, …: a start on a run of cards is a slice of it
+	free    []uint64 // the usable cards free now, a bit each
+	ok      []uint64 // the usable cards, a bit each
+	nfree   int
 	// groups are the busy cards by release, sorted by (end, first card):
 	// a running job's (Hold) or a start's (Reserve at 0). endOf is each
 	// group's end by its first card (0: none), to find it again.
@@ -102,8 +103,9 @@ type poolStep struct {
 // free.
 func NewPool(lay *model.Layout) *Pool {
 	words := (len(lay.Cards) + 63) / 64
-	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	p := &Pool{lay: lay, numbers: make([]int, len(lay.Cards)), free: make([]uint64, words), ok: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
 	for c := range lay.Cards {
+		p.numbers[c] = c
 		if lay.Cards[c].Usable {
 			p.model = lay.Cards[c].Model
 			p.usable++
@@ -346,17 +348,13 @@ func (p *Pool) FitNowAny(dur int64, req Request) ([]int, bool) {
 	return cards, out == Fits
 }
 
-// pick returns k free cards: the lowest-numbered run of k consecutive
-// ones when there is one (a start's references are then a view of the
-// layout's, model.Layout.RefsView, and the cards stay together), else
-// the k lowest-numbered.
+// pick returns k free cards: the first k of the run of consecutive free
+// cards that best fits them (run) when there is one — a slice of the
+// pool's numbers, read only, and a start whose references are a view of
+// the layout's (model.Layout.RefsView) — else the k lowest-numbered.
 func (p *Pool) pick(k int) []int {
 	if first, ok := p.run(k); ok {
-		out := make([]int, k)
-		for i := range out {
-			out[i] = first + i
-		}
-		return out
+		return p.numbers[first : first+k : first+k]
 	}
 	out := make([]int, 0, k)
 	for w, word := range p.free {
@@ -416,43 +414,59 @@ func (p *Pool) Retention(k int, dur int64) int64 {
 	return Forever
 }
 
-// run finds the lowest-numbered run of k consecutive free cards.
+// run finds the run of consecutive free cards that best fits k: the
+// shortest of at least k cards, the lowest-numbered of those. Best fit
+// keeps the long runs for the large jobs, whose starts are then one run
+// too.
 func (p *Pool) run(k int) (int, bool) {
+	best, bestLen := 0, -1
 	start, n := 0, 0 // the current run of free cards: its first, its length
+	// ended notes the current run's end and says whether it fits exactly
+	// (no run can fit better).
+	ended := func() bool {
+		if n >= k && (bestLen < 0 || n < bestLen) {
+			best, bestLen = start, n
+		}
+		n = 0
+		return bestLen == k
+	}
 	for w, word := range p.free {
 		if word == ^uint64(0) {
 			if n == 0 {
 				start = w << 6
 			}
-			if n += 64; n >= k {
-				return start, true
-			}
+			n += 64
 			continue
 		}
 		for b := 0; b < 64; {
 			rest := word >> b
 			if rest == 0 {
-				n = 0
+				if n > 0 && ended() {
+					return best, true
+				}
 				break
 			}
 			if zeros := bits.TrailingZeros64(rest); zeros > 0 {
-				n, b = 0, b+zeros
+				if n > 0 && ended() {
+					return best, true
+				}
+				b += zeros
 				continue
 			}
 			ones := bits.TrailingZeros64(^rest) // ≤ 64-b
 			if n == 0 {
 				start = w<<6 + b
 			}
-			if n += ones; n >= k {
-				return start, true
-			}
-			b += ones
-			if b < 64 {
-				n = 0
+			n += ones
+			if b += ones; b < 64 && ended() {
+				return best, true
 			}
 		}
 	}
-	return 0, false
+	if n > 0 {
+		ended()
+	}
+	return best, bestLen >= 0
 }
 
 // oneRun says whether cards are first, first+1, … in order: a start's on

@@ -158,20 +158,21 @@ func TestPoolAsCounted(t *testing.T) {
 				if !want {
 					continue
 				}
-				// The lowest run of k free cards, when there is one.
-				run, n := -1, 0
-				for c := range busy {
-					if busy[c] || !lay.Cards[c].Usable {
-						n = 0
+				// The shortest run of at least k free cards, the
+				// lowest of those, when there is one.
+				run, runLen, n := -1, 0, 0
+				for c := 0; c <= len(busy); c++ {
+					if c < len(busy) && !busy[c] && lay.Cards[c].Usable {
+						n++
 						continue
 					}
-					if n++; n == k {
-						run = c - k + 1
-						break
+					if n >= k && (run < 0 || n < runLen) {
+						run, runLen = c-n, n
 					}
+					n = 0
 				}
 				if run >= 0 && (cards[0] != run || cards[k-1] != run+k-1) {
-					t.Fatalf("step %d: %d cards on %v, want the run from %d", step, k, cards, run)
+					t.Fatalf("step %d: %d cards on %v, want the run from %d (of %d)", step, k, cards, run, runLen)
 				}
 				for _, c := range cards {
 					if busy[c] || !lay.Cards[c].Usable {
