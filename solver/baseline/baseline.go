@@ -297,7 +297,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	starts := &ld.starts
 	if pl.pooled(st, s.Cluster.Layout()) {
 		pd := &st.pools[prep.Slot]
-		capa, starts = poolCap{pd.load(s, prep.Cards, until, pl.FromScratch)}, &pd.starts
+		capa, starts = poolCap{pd.loadPool(s, prep.Cards, until, pl.FromScratch)}, &pd.starts
 	} else {
 		prof := ld.load(s, prep.Cards, until, pl.FromScratch)
 		prof.SetAlignEnds(pl.P.AlignEnds)

@@ -12,7 +12,7 @@ import (
 // jobs' card numbers.
 type loadState struct {
 	ld    [Slots]loader
-	pools [Slots]poolLoader // on a cluster planned on counts (Planner.pooled)
+	pools [Slots]loader // on a cluster planned on counts (Planner.pooled)
 	ids   CardIDs
 	until []int64 // scratch: each running job's busy time
 	// Whether poolLay is a pool (profile.IsPool), asked once a layout.
@@ -21,17 +21,20 @@ type loadState struct {
 }
 
 // loader keeps a profile loaded with a snapshot's running jobs from one
-// cycle to the next (issue 15). The next cycle's load changes it by what
-// changed instead of resetting it and holding every busy card again: the
-// last plan's reservations are undone and time moves on (profile.Advance);
-// the cards of the jobs that ended, and of the plan's starts that no job
-// took up, are freed; those of the jobs that started, changed or hold
-// their cards to another time are held. The profile is the one a fresh
-// load gives, whatever changed; a load of another layout, or at an earlier
-// time or a fraction of a second later, loads anew. The zero value is
-// ready; it is not safe for concurrent use.
+// cycle to the next (issue 15): a profile of every card, or on a cluster
+// planned on counts a pool (profile.Pool). The next cycle's load changes
+// it by what changed instead of resetting it and holding every busy card
+// again: the last plan's reservations are undone and time moves on
+// (Advance); the cards of the jobs that ended, and of the plan's starts
+// that no job took up, are freed; those of the jobs that started, changed
+// or hold their cards to another time are held. The profile is the one a
+// fresh load gives, whatever changed; a load of another layout, or at an
+// earlier time or a fraction of a second later, loads anew. The zero
+// value is ready; it is not safe for concurrent use.
 type loader struct {
-	prof *profile.Profile
+	prof *profile.Profile // one of prof and pool, kept as kept
+	pool *profile.Pool
+	kept kept
 
 	loaded bool      // the profile holds jobs, at origin + at seconds
 	origin time.Time // the first load's time
@@ -45,7 +48,7 @@ type loader struct {
 	byCard []heldJob
 	firsts []int
 	hold   []int    // scratch: the running jobs to hold, by index
-	mark   []uint32 // per card: the load that last held a job on it
+	mark   []uint32 // per card: the load that last held a job on it (a profile's)
 
 	head headRefs // the walks' on this profile (walker.resRefs)
 	// starts is how many starts the last walk on this profile made: the
@@ -54,6 +57,47 @@ type loader struct {
 	// 65,536 cards).
 	starts int
 }
+
+// kept is what a loader keeps loaded, a profile or a pool, as it loads it.
+type kept interface {
+	reset()
+	// advance undoes the last plan's reservations and moves time dt on.
+	// It returns the cards the plan started that are still held, for the
+	// loader to free those no running job holds now: a profile's, and
+	// none of a pool, which undoes its starts.
+	advance(dt int64) []int32
+	// hold holds a job's cards until until, on a profile just reset when
+	// fresh; release frees them; free frees one card.
+	hold(cards []int, until int64, fresh bool)
+	release(cards []int)
+	free(card int32)
+}
+
+func (c cardCap) reset()                   { c.Reset() }
+func (c cardCap) advance(dt int64) []int32 { return c.Advance(dt) }
+func (c cardCap) free(card int32)          { c.Set(int(card), 0) }
+
+func (c cardCap) hold(cards []int, until int64, fresh bool) {
+	for _, k := range cards {
+		if fresh {
+			c.Hold(k, until)
+		} else {
+			c.Set(k, until)
+		}
+	}
+}
+
+func (c cardCap) release(cards []int) {
+	for _, k := range cards {
+		c.Set(k, 0)
+	}
+}
+
+func (c poolCap) reset()                                { c.Reset() }
+func (c poolCap) advance(dt int64) []int32              { c.Advance(dt); return nil }
+func (c poolCap) hold(cards []int, until int64, _ bool) { c.Hold(cards, until) }
+func (c poolCap) release(cards []int)                   { c.Release(cards) }
+func (c poolCap) free(int32)                            {}
 
 // heldJob is a running job as the profile holds it.
 type heldJob struct {
@@ -70,19 +114,45 @@ type heldJob struct {
 func (l *loader) load(s *model.Snapshot, cards [][]int, until []int64, scratch bool) *profile.Profile {
 	lay := s.Cluster.Layout()
 	if l.prof == nil || l.prof.Layout() != lay {
-		l.prof, l.loaded, l.head = profile.New(lay), false, headRefs{}
-		l.byCard, l.mark = make([]heldJob, len(lay.Cards)), make([]uint32, len(lay.Cards))
+		l.prof, l.pool, l.head = profile.New(lay), nil, headRefs{}
+		l.renew(cardCap{l.prof}, len(lay.Cards))
+		l.mark = make([]uint32, len(lay.Cards))
 	}
+	l.sync(s, cards, until, scratch)
+	return l.prof
+}
+
+// loadPool is load for a cluster planned on counts (Planner.pooled).
+func (l *loader) loadPool(s *model.Snapshot, cards [][]int, until []int64, scratch bool) *profile.Pool {
+	lay := s.Cluster.Layout()
+	if l.pool == nil || l.pool.Layout() != lay {
+		l.prof, l.pool, l.head = nil, profile.NewPool(lay), headRefs{}
+		l.renew(poolCap{l.pool}, len(lay.Cards))
+		l.mark = nil
+	}
+	l.sync(s, cards, until, scratch)
+	return l.pool
+}
+
+// renew starts over on a new profile or pool.
+func (l *loader) renew(k kept, cards int) {
+	l.kept, l.loaded = k, false
+	l.byCard = make([]heldJob, cards)
+}
+
+// sync brings the kept profile or pool to the snapshot.
+func (l *loader) sync(s *model.Snapshot, cards [][]int, until []int64, scratch bool) {
 	step := s.Now.Sub(l.origin) - time.Duration(l.at)*time.Second
 	if scratch || !l.loaded || step < 0 || step%time.Second != 0 {
 		l.reload(s, cards, until)
-		return l.prof
+		return
 	}
 	dt := int64(step / time.Second)
-	// The last plan's starts stay busy: those the resource manager took
-	// up come back as running jobs on the same cards, held to the same
-	// time (their Set changes nothing); the rest are freed below.
-	started := l.prof.Advance(dt)
+	// The last plan's starts stay busy on a profile: those the resource
+	// manager took up come back as running jobs on the same cards, held
+	// to the same time (their Set changes nothing); the rest are freed
+	// below.
+	started := l.kept.advance(dt)
 	l.at += dt
 	last := l.cycle
 	l.cycle++
@@ -103,31 +173,30 @@ func (l *loader) load(s *model.Snapshot, cards [][]int, until []int64, scratch b
 	// or changed and held again below) before holding any.
 	for _, f := range l.firsts {
 		if h := &l.byCard[f]; h.cycle == last {
-			for _, c := range h.cards {
-				l.prof.Set(c, 0)
-			}
+			l.kept.release(h.cards)
 			h.cycle = 0
 		}
 	}
 	for _, i := range hold {
-		l.holdJob(cards[i], until[i], func(c int, end int64) { l.prof.Set(c, end) })
+		l.holdJob(cards[i], until[i], false)
 	}
 	for _, c := range started {
 		if l.mark[c] != l.cycle {
-			l.prof.Set(int(c), 0)
+			l.kept.free(c)
 		}
 	}
 	l.hold = hold
 	l.noteFirsts(cards)
-	return l.prof
 }
 
-// holdJob holds a job's cards until end (seconds from now) with hold,
-// and notes it held by this load.
-func (l *loader) holdJob(cards []int, end int64, hold func(c int, end int64)) {
-	for _, c := range cards {
-		hold(c, end)
-		l.mark[c] = l.cycle
+// holdJob holds a job's cards until end (seconds from now), on a profile
+// just reset when fresh, and notes it held by this load.
+func (l *loader) holdJob(cards []int, end int64, fresh bool) {
+	l.kept.hold(cards, end, fresh)
+	if l.mark != nil {
+		for _, c := range cards {
+			l.mark[c] = l.cycle
+		}
 	}
 	l.byCard[cards[0]] = heldJob{cards: cards, end: l.at + end, cycle: l.cycle}
 }
@@ -144,12 +213,12 @@ func (l *loader) noteFirsts(cards [][]int) {
 
 // reload loads the profile anew.
 func (l *loader) reload(s *model.Snapshot, cards [][]int, until []int64) {
-	l.prof.Reset()
+	l.kept.reset()
 	l.cycle++
 	l.loaded, l.origin, l.at = true, s.Now, 0
 	for i, cs := range cards {
 		if len(cs) > 0 {
-			l.holdJob(cs, until[i], l.prof.Hold)
+			l.holdJob(cs, until[i], true)
 		}
 	}
 	l.noteFirsts(cards)
