@@ -23,6 +23,8 @@ type Layout struct {
 	// job's cards from it (a flat 93,312-card replay converted the head's
 	// reservation card by card every cycle, a tenth of its time).
 	refs []CardRef
+	// numbers is 0, 1, …: Run hands out slices of it.
+	numbers []int
 }
 
 // CardLoc is where a dense card number lives.
@@ -87,6 +89,11 @@ func (l *Layout) RefsView(ids []int) []CardRef {
 	return l.refs[ids[0] : ids[0]+n : ids[0]+n]
 }
 
+// Run is the card numbers first to first+n-1, as a slice of the layout's
+// own, read only: a start on consecutive cards numbered without a list of
+// its own (thousands a start on a flat 93,312-card machine).
+func (l *Layout) Run(first, n int) []int { return l.numbers[first : first+n : first+n] }
+
 // ViewAt says whether refs is a view of the layout's own references
 // (RefsView), and of which card numbers: first to first+len(refs)-1.
 func (l *Layout) ViewAt(refs []CardRef) (first int, ok bool) {
@@ -115,7 +122,7 @@ func buildLayout(c *Cluster) *Layout {
 	for i := range c.Nodes {
 		n += len(c.Nodes[i].Cards)
 	}
-	l := &Layout{byRef: make(map[CardRef]int, n), refs: make([]CardRef, 0, n), Cards: make([]CardLoc, 0, n), Nodes: make([]NodeLoc, 0, len(c.Nodes))}
+	l := &Layout{byRef: make(map[CardRef]int, n), refs: make([]CardRef, 0, n), numbers: make([]int, n), Cards: make([]CardLoc, 0, n), Nodes: make([]NodeLoc, 0, len(c.Nodes))}
 	kind := make(map[string]DomainKind, len(c.Domains))
 	parentOf := make(map[string]string, len(c.Domains))
 	for _, d := range c.Domains {
@@ -193,6 +200,9 @@ func buildLayout(c *Cluster) *Layout {
 		}
 		l.UsableCards += usable
 		l.MaxNodeUsable = max(l.MaxNodeUsable, usable)
+	}
+	for c := range l.numbers {
+		l.numbers[c] = c
 	}
 	return l
 }

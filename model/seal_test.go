@@ -168,7 +168,7 @@ func (c *Cluster) refValidate(v *problems, path string) {
 }
 
 func refBuildLayout(c *Cluster) *Layout {
-	l := &Layout{byRef: make(map[CardRef]int), refs: []CardRef{}}
+	l := &Layout{byRef: make(map[CardRef]int), refs: []CardRef{}, numbers: []int{}}
 	kind := make(map[string]DomainKind, len(c.Domains))
 	parentOf := make(map[string]string, len(c.Domains))
 	for _, d := range c.Domains {
@@ -211,6 +211,7 @@ func refBuildLayout(c *Cluster) *Layout {
 			}
 			l.byRef[CardRef{Node: n.Name, Index: cd.Index}] = len(l.Cards)
 			l.refs = append(l.refs, CardRef{Node: n.Name, Index: cd.Index})
+			l.numbers = append(l.numbers, len(l.Cards))
 			l.Cards = append(l.Cards, CardLoc{
 				Node:   int32(ni),
 				Island: isl,
@@ -249,6 +250,11 @@ func TestRefsView(t *testing.T) {
 		}
 		if _, ok := lay.ViewAt(slices.Clone(refs)); ok {
 			t.Errorf("%v: a copy is a view", tc.ids)
+		}
+		if tc.view {
+			if run := lay.Run(tc.ids[0], len(tc.ids)); !slices.Equal(run, tc.ids) {
+				t.Errorf("%v: Run gives %v", tc.ids, run)
+			}
 		}
 	}
 }

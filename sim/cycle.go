@@ -177,7 +177,7 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 	}
 	// The layout's own references (model.Layout.RefsView): consecutive
 	// cards, known without looking each up, and numbered by a slice of
-	// the numbers (cardOwners.run).
+	// the layout's own numbers (Layout.Run).
 	view, isView := e.lay.ViewAt(st.Cards)
 	var ids []int
 	if !isView {
@@ -206,7 +206,7 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 		}
 	}
 	if isView {
-		ids = e.cards.run(view, len(st.Cards))
+		ids = e.lay.Run(view, len(st.Cards))
 	} else {
 		slices.Sort(ids)
 	}

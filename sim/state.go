@@ -12,26 +12,18 @@ type cardOwners struct {
 	taken  []uint32 // per card: decision stamp of a start that took it
 	busy   int      // cards held
 	usable int      // cards that can be held
-	// numbers is 0, 1, …: a start on consecutive cards holds a slice of
-	// it as its card numbers, not a list of its own (thousands a start
-	// on a flat 93,312-card machine).
-	numbers []int
 }
 
 func newCardOwners(lay *model.Layout) cardOwners {
-	c := cardOwners{owner: make([]int32, len(lay.Cards)), taken: make([]uint32, len(lay.Cards)), numbers: make([]int, len(lay.Cards))}
+	c := cardOwners{owner: make([]int32, len(lay.Cards)), taken: make([]uint32, len(lay.Cards))}
 	for i := range c.owner {
 		c.owner[i] = -1
-		c.numbers[i] = i
 		if lay.Cards[i].Usable {
 			c.usable++
 		}
 	}
 	return c
 }
-
-// run is the card numbers first to first+n-1, read only.
-func (c *cardOwners) run(first, n int) []int { return c.numbers[first : first+n : first+n] }
 
 // take gives cards to job ji.
 func (c *cardOwners) take(ids []int, ji int32) {

@@ -45,12 +45,7 @@ func randomSnapshot(t *rapid.T) *model.Snapshot {
 	}
 	q := rapid.IntRange(0, 14).Draw(t, "queued")
 	for i := range q {
-		b := modeltest.Job(fmt.Sprintf("q%d", i)).
-			Cards(rapid.SampledFrom([]int{1, 1, 2, 3, 4, 8, 16}).Draw(t, "cards")).
-			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
-			SubmitAfter(time.Duration(rapid.IntRange(0, 500).Draw(t, "submit")) * time.Minute).
-			Priority(rapid.SampledFrom([]int{0, 0, 0, 1}).Draw(t, "prio")).
-			Backfill(model.BackfillPref(rapid.IntRange(0, 2).Draw(t, "pref")))
+		b := drawQueued(t, i, rapid.SampledFrom([]int{1, 1, 2, 3, 4, 8, 16}).Draw(t, "cards"))
 		switch rapid.IntRange(0, 4).Draw(t, "topo") {
 		case 1:
 			b.Topology(model.TopologySameNode)
@@ -65,6 +60,16 @@ func randomSnapshot(t *rapid.T) *model.Snapshot {
 		t.Fatalf("random snapshot invalid: %v", err)
 	}
 	return s
+}
+
+// drawQueued draws queued job i of the given cards: its limit, submit
+// time, priority and backfill preference.
+func drawQueued(t *rapid.T, i, cards int) *modeltest.JobBuilder {
+	return modeltest.Job(fmt.Sprintf("q%d", i)).Cards(cards).
+		Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
+		SubmitAfter(time.Duration(rapid.IntRange(0, 500).Draw(t, "submit")) * time.Minute).
+		Priority(rapid.SampledFrom([]int{0, 0, 0, 1}).Draw(t, "prio")).
+		Backfill(model.BackfillPref(rapid.IntRange(0, 2).Draw(t, "pref")))
 }
 
 type interval struct {

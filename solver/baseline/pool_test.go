@@ -42,11 +42,7 @@ func randomPoolSnapshot(t *rapid.T) *model.Snapshot {
 	}
 	for i := range rapid.IntRange(0, 14).Draw(t, "queued") {
 		k := rapid.IntRange(1, len(c.Nodes)+1).Draw(t, "cards")
-		b := modeltest.Job(fmt.Sprintf("q%d", i)).Cards(k).
-			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
-			SubmitAfter(time.Duration(rapid.IntRange(0, 500).Draw(t, "submit")) * time.Minute).
-			Priority(rapid.SampledFrom([]int{0, 0, 0, 1}).Draw(t, "prio")).
-			Backfill(model.BackfillPref(rapid.IntRange(0, 2).Draw(t, "pref")))
+		b := drawQueued(t, i, k)
 		switch rapid.IntRange(0, 9).Draw(t, "topo") {
 		case 1:
 			b.Topology(model.TopologySameNode)

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -18,7 +19,7 @@ import (
 // costs what the running jobs and reservations number, not what the cards
 // do: a flat 93,312-processor machine's head reservation is one claim,
 // where the card-by-card Profile chose and marked thousands of cards
-// every cycle. Only a start names cards, the lowest-numbered free ones.
+// every cycle. Only a start names cards (pick).
 //
 // The decisions are Profile's on such a machine (what a start now
 // needs — enough cards free now that no reservation needs before the job
@@ -62,10 +63,9 @@ type Pool struct {
 	usable int
 	clock  int64 // seconds Advance moved on since New or Reset
 
-	numbers []int    // 0, 1, …: a start on a run of cards is a slice of it
-	free    []uint64 // the usable cards free now, a bit each
-	ok      []uint64 // the usable cards, a bit each
-	nfree   int
+	free  []uint64 // the usable cards free now, a bit each
+	ok    []uint64 // the usable cards, a bit each
+	nfree int
 	// groups are the busy cards by release, sorted by (end, first card):
 	// a running job's (Hold) or a start's (Reserve at 0). endOf is each
 	// group's end by its first card (0: none), to find it again.
@@ -103,9 +103,8 @@ type poolStep struct {
 // free.
 func NewPool(lay *model.Layout) *Pool {
 	words := (len(lay.Cards) + 63) / 64
-	p := &Pool{lay: lay, numbers: make([]int, len(lay.Cards)), free: make([]uint64, words), ok: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
 	for c := range lay.Cards {
-		p.numbers[c] = c
 		if lay.Cards[c].Usable {
 			p.model = lay.Cards[c].Model
 			p.usable++
@@ -169,13 +168,7 @@ func (p *Pool) hold(cards []int, until int64, start bool) {
 }
 
 func cmpGroup(a, b poolGroup) int {
-	if a.end != b.end {
-		if a.end < b.end {
-			return -1
-		}
-		return 1
-	}
-	return a.cards[0] - b.cards[0]
+	return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.cards[0], b.cards[0]))
 }
 
 // Release frees the cards of a group Hold made, by its cards (the first
@@ -194,7 +187,13 @@ func (p *Pool) Release(cards []int) {
 
 // drop frees group i.
 func (p *Pool) drop(i int) {
-	g := p.groups[i]
+	p.unhold(p.groups[i])
+	p.groups = slices.Delete(p.groups, i, i+1)
+	p.gen++
+}
+
+// unhold frees a group's cards; the caller takes it off the list.
+func (p *Pool) unhold(g poolGroup) {
 	if first, ok := oneRun(g.cards); ok {
 		p.flipRun(first, len(g.cards), true)
 	} else {
@@ -207,8 +206,6 @@ func (p *Pool) drop(i int) {
 	if g.start {
 		p.starts--
 	}
-	p.groups = slices.Delete(p.groups, i, i+1)
-	p.gen++
 }
 
 // Advance undoes this plan's starts and reservations and moves time dt ≥
@@ -218,20 +215,15 @@ func (p *Pool) Advance(dt int64) {
 	if dt < 0 {
 		panic("profile: Advance moves time forward only")
 	}
-	for i := len(p.groups) - 1; p.starts > 0 && i >= 0; i-- {
-		if p.groups[i].start {
-			p.drop(i)
-		}
-	}
-	p.claims = p.claims[:0]
 	p.clock += dt
-	n := 0
-	for n < len(p.groups) && p.groups[n].end <= p.clock {
-		n++
-	}
-	for range n {
-		p.drop(0)
-	}
+	p.groups = slices.DeleteFunc(p.groups, func(g poolGroup) bool {
+		if g.start || g.end <= p.clock {
+			p.unhold(g)
+			return true
+		}
+		return false
+	})
+	p.claims = p.claims[:0]
 	p.gen++
 }
 
@@ -258,15 +250,7 @@ func (p *Pool) buildSteps() []poolStep {
 	for _, c := range p.claims {
 		evs = append(evs, poolStep{c.start - p.clock, -c.n}, poolStep{c.end - p.clock, c.n})
 	}
-	slices.SortFunc(evs, func(a, b poolStep) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(evs, func(a, b poolStep) int { return cmp.Compare(a.t, b.t) })
 	steps := append(p.steps[:0], poolStep{0, p.nfree})
 	for _, e := range evs {
 		if e.t <= 0 {
@@ -328,7 +312,7 @@ func satAdd(a, b int64) int64 {
 }
 
 // FitNow says whether a job of k = req.Cards cards for dur seconds can
-// start now, and if so on which cards: the lowest-numbered free ones.
+// start now, and if so on which cards (pick's).
 func (p *Pool) FitNow(dur int64, req Request) ([]int, Outcome) {
 	if !p.CanEverFit(req) {
 		return nil, WrongShape
@@ -350,11 +334,11 @@ func (p *Pool) FitNowAny(dur int64, req Request) ([]int, bool) {
 
 // pick returns k free cards: the first k of the run of consecutive free
 // cards that best fits them (run) when there is one — a slice of the
-// pool's numbers, read only, and a start whose references are a view of
+// layout's numbers (Layout.Run), read only, and a start whose references are a view of
 // the layout's (model.Layout.RefsView) — else the k lowest-numbered.
 func (p *Pool) pick(k int) []int {
 	if first, ok := p.run(k); ok {
-		return p.numbers[first : first+k : first+k]
+		return p.lay.Run(first, k)
 	}
 	out := make([]int, 0, k)
 	for w, word := range p.free {
