@@ -300,7 +300,7 @@ func NewHuitianGreedy(cfg Config) *Huitian {
 	case cfg.GuaranteeShare > 1:
 		cfg.GuaranteeShare = 1
 	}
-	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg), core: &baseline.Planner{PerCard: true}}
+	return &Huitian{name: "huitian-greedy", cfg: cfg, mem: newMemory(cfg), core: &baseline.Planner{Exact: true}}
 }
 
 // holder says who holds a card now: nobody (the zero value), a running

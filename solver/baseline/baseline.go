@@ -87,7 +87,16 @@ type Planner struct {
 	// which huitian reads) and the cards of each start chosen by best
 	// fit. For a caller that needs the cards, and for differential tests.
 	PerCard bool
-	state   atomic.Pointer[loadState]
+	// Exact plans what PerCard plans — the same starts on the same
+	// cards, every reservation's cards named — but on counts where it
+	// can: on a pool whose node names order its cards
+	// (profile.RankedByCard), reserving for one job at most (a depth of 1
+	// or less, and no large job's reservation beyond it queued), an exact
+	// pool (profile.Pool.SetExact) makes the card-by-card choices at a
+	// pool's cost; elsewhere it plans card by card. huitian's guarantee
+	// plans so: its predicted profile holds the cards EASY's plan names.
+	Exact bool
+	state atomic.Pointer[loadState]
 }
 
 // New returns a planner with the given parameters.
@@ -295,9 +304,11 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	ld := &st.ld[prep.Slot]
 	var capa capacity
 	starts := &ld.starts
-	if pl.pooled(st, s.Cluster.Layout()) {
+	if pooled, exact := pl.pooled(st, s); pooled {
 		pd := &st.pools[prep.Slot]
-		capa, starts = poolCap{pd.loadPool(s, prep.Cards, until, pl.FromScratch)}, &pd.starts
+		pool := pd.loadPool(s, prep.Cards, until, pl.FromScratch)
+		pool.SetExact(exact)
+		capa, starts = poolCap{pool}, &pd.starts
 	} else {
 		prof := ld.load(s, prep.Cards, until, pl.FromScratch)
 		prof.SetAlignEnds(pl.P.AlignEnds)

@@ -15,9 +15,10 @@ type loadState struct {
 	pools [Slots]loader // on a cluster planned on counts (Planner.pooled)
 	ids   CardIDs
 	until []int64 // scratch: each running job's busy time
-	// Whether poolLay is a pool (profile.IsPool), asked once a layout.
-	poolLay *model.Layout
-	isPool  bool
+	// Whether poolLay is a pool (profile.IsPool), and one whose node
+	// names order its cards (profile.RankedByCard), asked once a layout.
+	poolLay        *model.Layout
+	isPool, ranked bool
 }
 
 // loader keeps a profile loaded with a snapshot's running jobs from one

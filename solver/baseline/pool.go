@@ -51,18 +51,34 @@ func (c poolCap) reserve(cards []int, k int, start, end int64, _ bool) error {
 	return c.ReserveCount(cards, k, start, end)
 }
 
-func (c poolCap) retention(cards []int, dur int64) int64 { return c.Retention(len(cards), dur) }
+func (c poolCap) retention(cards []int, dur int64) int64 { return c.Retention(cards, dur) }
 
-// pooled says whether the planner plans lay on counts: a cluster whose
-// cards are interchangeable (profile.IsPool), unless the planner plans
-// card by card (PerCard) or places by end-aligned fit, which tells the
-// cards apart by when they are released.
-func (pl *Planner) pooled(st *loadState, lay *model.Layout) bool {
+// pooled says whether the planner plans a snapshot's cluster on counts:
+// one whose cards are interchangeable (profile.IsPool), unless the
+// planner plans card by card (PerCard) or places by end-aligned fit,
+// which tells the cards apart by when they are released; and whether on
+// an exact pool (Exact), which the planner's Exact plans on where it
+// can, and else card by card.
+func (pl *Planner) pooled(st *loadState, s *model.Snapshot) (pooled, exact bool) {
 	if pl.PerCard || pl.P.AlignEnds {
-		return false
+		return false, false
 	}
-	if st.poolLay != lay {
+	if lay := s.Cluster.Layout(); st.poolLay != lay {
 		st.poolLay, st.isPool = lay, profile.IsPool(lay)
+		st.ranked = st.isPool && profile.RankedByCard(lay)
 	}
-	return st.isPool
+	if !pl.Exact || !st.isPool {
+		return st.isPool, false
+	}
+	if !st.ranked || pl.P.Depth < 0 || pl.P.Depth > 1 {
+		return false, false
+	}
+	if pl.P.LargeDepth > 0 && pl.P.Large != nil {
+		for i := range s.Queued {
+			if pl.P.Large(&s.Queued[i]) {
+				return false, false // a second reservation, and a protected one
+			}
+		}
+	}
+	return true, true
 }

@@ -129,3 +129,66 @@ func TestPoolPlansAsPerCard(t *testing.T) {
 		t.Fatal("no reservation on counts: not a test of them")
 	}
 }
+
+// TestExactPoolPlansAsPerCard: a planner that plans an exact pool
+// (Planner.Exact: profile.Pool.SetExact) makes every decision of one card
+// by card, cards and all — the starts' cards, each reservation's, and the
+// brief's card numbers — over long random sequences of cycles on flat
+// machines whose node names order the cards, for the policies that
+// reserve for one job at most, and with large jobs' reservations beyond
+// the head (which it plans card by card).
+func TestExactPoolPlansAsPerCard(t *testing.T) {
+	named := 0
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomPoolSnapshot(t)
+		if err := s.Cluster.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		if !profile.RankedByCard(s.Cluster.Layout()) {
+			t.Fatal("a flat machine's node names do not order its cards")
+		}
+		params, _ := ForPolicy(rapid.SampledFrom(onePromise).Draw(t, "policy"), 0)
+		if rapid.Bool().Draw(t, "large") {
+			params.LargeDepth = 1
+			params.Large = func(j *model.Job) bool { return j.Topology != model.TopologyAny }
+		}
+		exact, cards := &Planner{P: params, Exact: true}, &Planner{P: params, PerCard: true}
+		arrived := 0
+		for cycle := range rapid.IntRange(1, 25).Draw(t, "cycles") {
+			got, gb, err := exact.PlanBrief(context.Background(), s, Prepared{Order: QueueOrder(s.Queued)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wb, err := cards.PlanBrief(context.Background(), s, Prepared{Order: QueueOrder(s.Queued)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("cycle %d: the plan on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
+			}
+			if diff := cmp.Diff(wb, gb); diff != "" {
+				t.Fatalf("cycle %d: the brief on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
+			}
+			full, err := exact.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFull, err := cards.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantFull, full); diff != "" {
+				t.Fatalf("cycle %d: the whole plan on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
+			}
+			for _, r := range got.Reservations {
+				if len(r.Cards) > 0 {
+					named++
+				}
+			}
+			s = nextCycle(t, s, got, &arrived)
+		}
+	})
+	if named == 0 {
+		t.Fatal("no reservation named its cards: not a test of them")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sort"
 
 	"github.com/huitian/huitian/model"
 )
@@ -54,6 +55,20 @@ func IsPool(lay *model.Layout) bool {
 	return true
 }
 
+// RankedByCard says whether a pool's node names order its cards as their
+// numbers do (every node one card, names increasing with the nodes'
+// order): the machines sim.Flat builds. On such a pool the card-by-card
+// Profile's choices are the lowest-numbered cards that its rules allow,
+// which an exact pool (SetExact) makes too.
+func RankedByCard(lay *model.Layout) bool {
+	for i := range lay.Nodes {
+		if lay.Nodes[i].Len != 1 || i > 0 && lay.Nodes[i-1].Name >= lay.Nodes[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
 // Pool is the availability of a pool of interchangeable cards (IsPool) as
 // counts. Times are seconds from now, as in Profile. Not safe for
 // concurrent use.
@@ -73,6 +88,12 @@ type Pool struct {
 	endOf  []int64
 	starts int // groups that are this plan's starts (undone by Advance)
 	claims []poolClaim
+
+	// exact: the cards chosen are the card-by-card Profile's (SetExact).
+	// bound: with a claim, the free cards below it are the claim's.
+	exact bool
+	bound int
+	set   []uint64 // scratch: a reservation's cards, a bit each
 
 	gen   int64 // bumped by every change
 	steps []poolStep
@@ -103,7 +124,7 @@ type poolStep struct {
 // free.
 func NewPool(lay *model.Layout) *Pool {
 	words := (len(lay.Cards) + 63) / 64
-	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), set: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
 	for c := range lay.Cards {
 		if lay.Cards[c].Usable {
 			p.model = lay.Cards[c].Model
@@ -121,9 +142,26 @@ func (p *Pool) Reset() {
 	for _, g := range p.groups {
 		p.endOf[g.cards[0]] = 0
 	}
-	p.nfree, p.groups, p.starts, p.claims, p.clock = p.usable, p.groups[:0], 0, p.claims[:0], 0
+	p.nfree, p.groups, p.starts, p.claims, p.clock, p.bound = p.usable, p.groups[:0], 0, p.claims[:0], 0, 0
 	p.gen++
 }
+
+// SetExact makes the pool choose the cards that the card-by-card Profile
+// chooses, with every reservation's cards named, on a pool whose node
+// names order its cards (RankedByCard) and for a plan that reserves for
+// one job at most (a second claim panics). The decisions on counts are
+// the Profile's already; with the same cards too, a caller that goes on
+// card by card from them (huitian's guarantee, whose cards its predicted
+// profile holds) plans what it did on the Profile's, at a pool's cost.
+// The Profile's rules on such a machine, with no reservation or one:
+//
+//   - a start takes the lowest-numbered free cards whose window holds it:
+//     every free card when it ends by the reservation's start, else those
+//     the reservation does not claim (its free cards are the
+//     lowest-numbered free ones, below bound);
+//   - a reservation takes, among the cards free by its start, those
+//     released latest, ties and the cards free now by number.
+func (p *Pool) SetExact(on bool) { p.exact = on }
 
 // Layout returns the pool's layout.
 func (p *Pool) Layout() *model.Layout { return p.lay }
@@ -223,7 +261,7 @@ func (p *Pool) Advance(dt int64) {
 		}
 		return false
 	})
-	p.claims = p.claims[:0]
+	p.claims, p.bound = p.claims[:0], 0
 	p.gen++
 }
 
@@ -323,7 +361,40 @@ func (p *Pool) FitNow(dur int64, req Request) ([]int, Outcome) {
 	if t, ok := p.earliest(0, dur, req.Cards); !ok || t != 0 {
 		return nil, Claimed
 	}
+	if p.exact {
+		return p.lowest(req.Cards, p.exactFrom(dur)), Fits
+	}
 	return p.pick(req.Cards), Fits
+}
+
+// exactFrom is the first card an exact pool's start for dur seconds may
+// take: any free card when it ends by the claim's start (or nothing is
+// claimed), else the first the claim leaves.
+func (p *Pool) exactFrom(dur int64) int {
+	if len(p.claims) == 0 || dur <= p.claims[0].start-p.clock {
+		return 0
+	}
+	return p.bound
+}
+
+// lowest returns the k lowest-numbered free cards from card from on. The
+// count said they are there: fewer is a broken invariant, and panics.
+func (p *Pool) lowest(k, from int) []int {
+	out := make([]int, 0, k)
+	for w := from >> 6; w < len(p.free) && len(out) < k; w++ {
+		word := p.free[w]
+		if w == from>>6 {
+			word &^= 1<<(from&63) - 1
+		}
+		for word != 0 && len(out) < k {
+			out = append(out, w<<6|bits.TrailingZeros64(word))
+			word &= word - 1
+		}
+	}
+	if len(out) < k {
+		panic(fmt.Sprintf("profile: exact pool: %d cards free from card %d, the count said %d", len(out), from, k))
+	}
+	return out
 }
 
 // FitNowAny is FitNow's cards and whether it fits.
@@ -355,13 +426,98 @@ func (p *Pool) pick(k int) []int {
 
 // EarliestStartOr is the earliest start at or after after of a job of
 // req.Cards cards for dur seconds, as Profile's is; it names no cards (a
-// reservation on a pool is a count) and is never stopped.
-func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, _ []int) (start int64, cards []int, ok, stopped bool) {
+// reservation on a pool is a count) but on an exact pool, which names the
+// Profile's (last when they are the same), and is never stopped.
+func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, last []int) (start int64, cards []int, ok, stopped bool) {
 	if !p.CanEverFit(req) {
 		return 0, nil, false, false
 	}
 	t, ok := p.earliest(after, dur, req.Cards)
-	return t, nil, ok, false
+	if !ok || !p.exact {
+		return t, nil, ok, false
+	}
+	return t, p.exactCards(t, req.Cards, last), true, false
+}
+
+// exactCards are the k cards the card-by-card Profile reserves from t for
+// a job whose earliest start t is: among the cards free by t, those
+// released latest, ties (one release time) and the cards free now by
+// number; last when they are the same cards.
+func (p *Pool) exactCards(t int64, k int, last []int) []int {
+	set := p.set
+	lo, hi := len(p.lay.Cards), -1
+	take := func(c int) {
+		set[c>>6] |= 1 << (c & 63)
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	// The groups released by t, latest first, whole while they fit in k.
+	i := sort.Search(len(p.groups), func(i int) bool { return p.groups[i].end-p.clock > t })
+	need := k
+	for i > 0 && need > 0 {
+		// groups[j:i] share one release time.
+		j, n := i-1, p.groups[i-1].n
+		for j > 0 && p.groups[j-1].end == p.groups[i-1].end {
+			j--
+			n += p.groups[j].n
+		}
+		if n <= need {
+			for _, g := range p.groups[j:i] {
+				for _, c := range g.cards {
+					if p.ok[c>>6]&(1<<(c&63)) != 0 {
+						take(c)
+					}
+				}
+			}
+		} else {
+			// The need lowest-numbered of that release time's cards.
+			tied := make([]int, 0, n)
+			for _, g := range p.groups[j:i] {
+				for _, c := range g.cards {
+					if p.ok[c>>6]&(1<<(c&63)) != 0 {
+						tied = append(tied, c)
+					}
+				}
+			}
+			slices.Sort(tied)
+			for _, c := range tied[:need] {
+				take(c)
+			}
+			n = need
+		}
+		need -= n
+		i = j
+	}
+	if need > 0 {
+		for _, c := range p.lowest(need, 0) {
+			take(c)
+		}
+	}
+	// Out in order, the bits cleared as they are read; last while it
+	// matches.
+	if len(last) != k {
+		last = nil
+	}
+	var out []int
+	n := 0
+	for w := lo >> 6; w <= hi>>6; w++ {
+		for set[w] != 0 {
+			c := w<<6 | bits.TrailingZeros64(set[w])
+			set[w] &= set[w] - 1
+			if out == nil {
+				if last != nil && last[n] == c {
+					n++
+					continue
+				}
+				out = make([]int, n, k)
+				copy(out, last[:n])
+			}
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return last
+	}
+	return out
 }
 
 // ReserveCount starts cards (FitNow's) now until end when start is 0,
@@ -380,6 +536,19 @@ func (p *Pool) ReserveCount(cards []int, k int, start, end int64) error {
 	if t, ok := p.earliest(start, end-start, k); !ok || t != start {
 		return ErrOverlap
 	}
+	if p.exact {
+		if len(p.claims) > 0 {
+			panic("profile: an exact pool claims for one job at most")
+		}
+		// The claim's free cards are the lowest-numbered free ones
+		// (exactCards): below the last of them.
+		p.bound = 0
+		for _, c := range cards {
+			if p.free[c>>6]&(1<<(c&63)) != 0 {
+				p.bound = c + 1
+			}
+		}
+	}
 	p.claims = append(p.claims, poolClaim{start + p.clock, satAdd(end, p.clock), k})
 	p.gen++
 	return nil
@@ -387,8 +556,17 @@ func (p *Pool) ReserveCount(cards []int, k int, start, end int64) error {
 
 // Retention is how long a start of k cards until dur (made) could keep
 // its cards before a reservation needs them: the first time from dur on
-// at which fewer than k cards are available, Forever when none.
-func (p *Pool) Retention(k int, dur int64) int64 {
+// at which fewer than k cards are available, Forever when none. An exact
+// pool's is the card-by-card Profile's: the claim's start when the start
+// took a card it claims (below bound), else Forever.
+func (p *Pool) Retention(cards []int, dur int64) int64 {
+	if p.exact {
+		if len(p.claims) > 0 && len(cards) > 0 && cards[0] < p.bound {
+			return p.claims[0].start - p.clock
+		}
+		return Forever
+	}
+	k := len(cards)
 	steps := p.buildSteps()
 	for i, s := range steps {
 		if (s.t >= dur || i+1 == len(steps) || steps[i+1].t > dur) && s.n < k {

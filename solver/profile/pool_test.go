@@ -195,7 +195,7 @@ func TestPoolAsCounted(t *testing.T) {
 						break
 					}
 				}
-				if got := p.Retention(k, dur); got != keep {
+				if got := p.Retention(cards, dur); got != keep {
 					t.Fatalf("step %d: retention of %d cards until %d: %d, counted %d", step, k, dur, got, keep)
 				}
 			case 3: // a reservation at the earliest start

@@ -1,0 +1,105 @@
+package solver
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
+	"github.com/huitian/huitian/solver/baseline"
+)
+
+// flatWorld draws a flat machine whose node names order its cards (a
+// pool the guarantee plans on counts: baseline.Planner.Exact), regular
+// and backfill jobs running on random nodes, a queue of jobs of any size,
+// and a huitian planner with a random history.
+func flatWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
+	c := modeltest.Uniform(rapid.IntRange(2, 40).Draw(t, "nodes"), 1, 0)
+	now := modeltest.Epoch.Add(100 * time.Hour)
+	s := &model.Snapshot{Now: now, Cluster: c}
+	users := []string{"ann", "bob", "cy"}
+	free := rapid.Permutation(c.Nodes).Draw(t, "order")
+	for id := 0; len(free) > 0 && rapid.IntRange(0, 4).Draw(t, "more") > 0; id++ {
+		w := rapid.IntRange(1, len(free)).Draw(t, "width")
+		var refs []model.CardRef
+		for _, n := range free[:w] {
+			refs = append(refs, modeltest.Ref(n.Name, 0))
+		}
+		free = free[w:]
+		j := modeltest.Job(fmt.Sprintf("r%d", id)).Cards(w).User(rapid.SampledFrom(users).Draw(t, "ru")).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "rlimit")) * 10 * time.Minute).Build()
+		start := now.Add(-time.Duration(rapid.IntRange(0, 200).Draw(t, "age")) * time.Minute)
+		r := modeltest.Running(j, start, refs...)
+		if rapid.Bool().Draw(t, "rbackfill") {
+			r.Kind = model.Backfill
+		}
+		s.Running = append(s.Running, r)
+	}
+	for i := range rapid.IntRange(0, 12).Draw(t, "queued") {
+		j := modeltest.Job(fmt.Sprintf("q%d", i)).User(rapid.SampledFrom(users).Draw(t, "qu")).
+			Cards(rapid.IntRange(1, len(c.Nodes)).Draw(t, "cards")).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
+			SubmitAfter(time.Duration(rapid.IntRange(0, 5000).Draw(t, "submit")) * time.Minute).Build()
+		s.Queued = append(s.Queued, j)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("random snapshot invalid: %v", err)
+	}
+	h := NewHuitianGreedy(DefaultConfig())
+	for k := range rapid.IntRange(0, 60).Draw(t, "history") {
+		lim := time.Duration(rapid.IntRange(1, 30).Draw(t, "hlimit")) * 10 * time.Minute
+		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(rapid.SampledFrom(users).Draw(t, "hu")).Limit(lim).Build()
+		start := modeltest.Epoch.Add(time.Duration(k) * time.Minute)
+		run := time.Duration(rapid.Float64Range(0.05, 1).Draw(t, "hratio") * float64(lim))
+		observeFinished(h, j, start, run)
+	}
+	return s, h
+}
+
+// nextFlatCycle is the snapshot after d: time moved on, some running jobs
+// ended (and every preempted one), every start taken up.
+func nextFlatCycle(t *rapid.T, s *model.Snapshot, d *model.Decision) *model.Snapshot {
+	n := &model.Snapshot{Cluster: s.Cluster, Now: s.Now.Add(time.Duration(rapid.IntRange(1, 3600).Draw(t, "dt")) * time.Second)}
+	for _, r := range s.Running {
+		preempted := slices.ContainsFunc(d.Preemptions, func(p model.Preemption) bool { return p.JobID == r.Job.ID })
+		if preempted || rapid.IntRange(0, 2).Draw(t, "ended") == 0 {
+			continue
+		}
+		n.Running = append(n.Running, r)
+	}
+	started := map[string]bool{}
+	for _, st := range d.Starts {
+		i := slices.IndexFunc(s.Queued, func(j model.Job) bool { return j.ID == st.JobID })
+		n.Running = append(n.Running, model.Running{Job: s.Queued[i], Cards: st.Cards, Start: s.Now, Kind: st.Kind, ProtectedUntil: st.ProtectedUntil})
+		started[st.JobID] = true
+	}
+	for _, j := range s.Queued {
+		if !started[j.ID] {
+			n.Queued = append(n.Queued, j)
+		}
+	}
+	if err := n.Validate(); err != nil {
+		t.Fatalf("next snapshot invalid: %v", err)
+	}
+	return n
+}
+
+// TestGuaranteeOnAnExactPoolAsPerCard: on flat machines whose node names
+// order the cards, huitian's guarantee plans EASY on an exact pool
+// (baseline.Planner.Exact); a twin whose guarantee plans card by card
+// decides the same, cards and all, cycle after cycle.
+func TestGuaranteeOnAnExactPoolAsPerCard(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := flatWorld(t)
+		ref := twin(t, h)
+		ref.core = &baseline.Planner{PerCard: true}
+		for cycle := range rapid.IntRange(1, 8).Draw(t, "cycles") {
+			d, _ := planAlike(t, h, ref, s, fmt.Sprintf("cycle %d: the guarantee on an exact pool differs from card by card (-cards +exact)", cycle))
+			s = nextFlatCycle(t, s, d)
+		}
+	})
+}
