@@ -30,8 +30,12 @@ func flatWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 			refs = append(refs, modeltest.Ref(n.Name, 0))
 		}
 		free = free[w:]
-		j := modeltest.Job(fmt.Sprintf("r%d", id)).Cards(w).User(rapid.SampledFrom(users).Draw(t, "ru")).
-			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "rlimit")) * 10 * time.Minute).Build()
+		b := modeltest.Job(fmt.Sprintf("r%d", id)).Cards(w).User(rapid.SampledFrom(users).Draw(t, "ru")).
+			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "rlimit")) * 10 * time.Minute)
+		if rapid.Bool().Draw(t, "rckpt") {
+			b.Checkpoint(time.Duration(rapid.IntRange(0, 300).Draw(t, "rcost")) * time.Second)
+		}
+		j := b.Build()
 		start := now.Add(-time.Duration(rapid.IntRange(0, 200).Draw(t, "age")) * time.Minute)
 		r := modeltest.Running(j, start, refs...)
 		if rapid.Bool().Draw(t, "rbackfill") {
@@ -40,11 +44,22 @@ func flatWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 		s.Running = append(s.Running, r)
 	}
 	for i := range rapid.IntRange(0, 12).Draw(t, "queued") {
-		j := modeltest.Job(fmt.Sprintf("q%d", i)).User(rapid.SampledFrom(users).Draw(t, "qu")).
+		b := modeltest.Job(fmt.Sprintf("q%d", i)).User(rapid.SampledFrom(users).Draw(t, "qu")).
 			Cards(rapid.IntRange(1, len(c.Nodes)).Draw(t, "cards")).
 			Limit(time.Duration(rapid.IntRange(1, 30).Draw(t, "limit")) * 10 * time.Minute).
-			SubmitAfter(time.Duration(rapid.IntRange(0, 5000).Draw(t, "submit")) * time.Minute).Build()
-		s.Queued = append(s.Queued, j)
+			SubmitAfter(time.Duration(rapid.IntRange(0, 5000).Draw(t, "submit")) * time.Minute).
+			Backfill(model.BackfillPref(rapid.IntRange(0, 2).Draw(t, "pref"))).
+			MaxRisk(rapid.SampledFrom([]float64{0, 0.01, 0.1, 0.5}).Draw(t, "maxrisk"))
+		if rapid.Bool().Draw(t, "qckpt") {
+			b.Checkpoint(time.Duration(rapid.IntRange(0, 300).Draw(t, "qcost")) * time.Second)
+		}
+		switch rapid.IntRange(0, 19).Draw(t, "shape") {
+		case 0:
+			b.Model(rapid.SampledFrom([]string{"H100", "A100"}).Draw(t, "model"))
+		case 1:
+			b.Topology(model.TopologySameNode)
+		}
+		s.Queued = append(s.Queued, b.Build())
 	}
 	if err := s.Validate(); err != nil {
 		t.Fatalf("random snapshot invalid: %v", err)
@@ -57,13 +72,25 @@ func flatWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 		run := time.Duration(rapid.Float64Range(0.05, 1).Draw(t, "hratio") * float64(lim))
 		observeFinished(h, j, start, run)
 	}
+	// Some queued jobs were first reserved long ago (past the threshold),
+	// some running backfill jobs admitted into a window.
+	for _, j := range s.Queued {
+		if rapid.IntRange(0, 3).Draw(t, "oldres") == 0 {
+			h.mem.firstReserved[j.ID] = now.Add(-2 * time.Hour)
+		}
+	}
+	for _, r := range s.Running {
+		if r.Kind == model.Backfill && rapid.IntRange(0, 2).Draw(t, "windowed") == 0 {
+			h.mem.window[r.Job.ID] = now.Add(time.Duration(rapid.IntRange(-60, 60).Draw(t, "windowEnd")) * time.Minute)
+		}
+	}
 	return s, h
 }
 
 // nextFlatCycle is the snapshot after d: time moved on, some running jobs
 // ended (and every preempted one), every start taken up.
 func nextFlatCycle(t *rapid.T, s *model.Snapshot, d *model.Decision) *model.Snapshot {
-	n := &model.Snapshot{Cluster: s.Cluster, Now: s.Now.Add(time.Duration(rapid.IntRange(1, 3600).Draw(t, "dt")) * time.Second)}
+	n := &model.Snapshot{Cluster: s.Cluster, Options: s.Options, Now: s.Now.Add(time.Duration(rapid.IntRange(1, 3600).Draw(t, "dt")) * time.Second)}
 	for _, r := range s.Running {
 		preempted := slices.ContainsFunc(d.Preemptions, func(p model.Preemption) bool { return p.JobID == r.Job.ID })
 		if preempted || rapid.IntRange(0, 2).Draw(t, "ended") == 0 {
@@ -102,4 +129,28 @@ func TestGuaranteeOnAnExactPoolAsPerCard(t *testing.T) {
 			s = nextFlatCycle(t, s, d)
 		}
 	})
+}
+
+// TestFlatPredictionAsPerCard: on flat machines whose node names order the
+// cards, a brief greedy plan predicts on the guarantee's free cards and
+// its reservation's groups (flatPred); a twin that predicts card by card
+// (the Profile) decides the same, cards and all, cycle after cycle.
+func TestFlatPredictionAsPerCard(t *testing.T) {
+	flat := 0
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := flatWorld(t)
+		s.Options.Brief = true
+		ref := twin(t, h)
+		ref.perCardPrediction = true
+		for cycle := range rapid.IntRange(1, 8).Draw(t, "cycles") {
+			d, _ := planAlike(t, h, ref, s, fmt.Sprintf("cycle %d: the flat prediction differs from the card-by-card one (-cards +flat)", cycle))
+			if h.cyc.flat != nil && len(d.Reservations) > 0 {
+				flat++
+			}
+			s = nextFlatCycle(t, s, d)
+		}
+	})
+	if flat == 0 {
+		t.Fatal("no cycle predicted a reservation on a flat machine: not a test of it")
+	}
 }

@@ -190,6 +190,11 @@ type Huitian struct {
 	// prof is the last cycle's profile, reset and reused while the layout
 	// is the same (a new one costs an allocation per card).
 	prof *profile.Profile
+	// flat is the last cycle's predicted profile of a flat machine
+	// (flatFor), its buffers reused; perCardPrediction keeps every cycle
+	// on the card-by-card Profile (for the differential test).
+	flat              flatPred
+	perCardPrediction bool
 	// holders, runnings and queueds are the last cycle's buffers of the
 	// cycle's holder, running and queued, reused (a cycle never outlives
 	// Plan).
@@ -340,17 +345,20 @@ type cycle struct {
 	runBackfill int
 	waiting     string
 	core        baseline.Brief // the guarantee's decision's queued indexes
-	grace       int64
-	runCards    [][]int      // each running job's cards (baseline.CardIDs.Resolve)
-	memo        []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
-	remHeld     []remHeld    // running jobs' remaining times, once asked (runningRem)
-	order       []int        // the queue in queue order (queueOrder)
-	easyOrder   []int        // the queue in EASY's order (no compensation): the guarantee's
-	posOf       []int        // queue position (in order) of each queued job, by index
-	pendPos     []int        // queue position of each pending entry
-	seenBuf     []holder     // holdersOf's list
-	cardScale   float64      // mean cards of this cycle's LP candidates (value's unit)
-	sat         int8         // saturated(): 0 not yet known, 1 yes, -1 no
+	// flat, when not nil, is the predicted profile of a flat machine
+	// (flatFor), and prof is nil.
+	flat      *flatPred
+	grace     int64
+	runCards  [][]int      // each running job's cards (baseline.CardIDs.Resolve)
+	memo      []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
+	remHeld   []remHeld    // running jobs' remaining times, once asked (runningRem)
+	order     []int        // the queue in queue order (queueOrder)
+	easyOrder []int        // the queue in EASY's order (no compensation): the guarantee's
+	posOf     []int        // queue position (in order) of each queued job, by index
+	pendPos   []int        // queue position of each pending entry
+	seenBuf   []holder     // holdersOf's list
+	cardScale float64      // mean cards of this cycle's LP candidates (value's unit)
+	sat       int8         // saturated(): 0 not yet known, 1 yes, -1 no
 	// yieldable is, once a try of the guarantee asked (yieldAsked), the
 	// backfill jobs it tells to yield besides those planned: without and
 	// with requeue.
@@ -700,7 +708,8 @@ func (h *Huitian) toBackfill(ctx context.Context, s *model.Snapshot, cards [][]i
 	}
 	// 2. Load the predicted profile: each running job holds its cards
 	// until the Quantile of its remaining time, a job told to yield until
-	// it must have.
+	// it must have. On a flat machine, the guarantee's free cards.
+	c.flat = c.flatFor(len(core.Reservations))
 	if err := c.load(ctx, planned); err != nil {
 		return nil, nil, err
 	}
@@ -709,7 +718,7 @@ func (h *Huitian) toBackfill(ctx context.Context, s *model.Snapshot, cards [][]i
 	// every free card allocated for one start). Grown from 16 instead,
 	// at 65,536 cards the list's copies were a twelfth of what a plan
 	// allocates.
-	c.d.Starts = make([]model.Start, 0, len(core.Starts)+min(len(s.Queued)-len(core.Starts), c.prof.FreeCount(), 16))
+	c.d.Starts = make([]model.Start, 0, len(core.Starts)+min(len(s.Queued)-len(core.Starts), c.freeCount(), 16))
 	// The entries are made in a buffer of the planner's and copied out in
 	// queue order by sortPending: one list of a deep queue's per cycle.
 	if !s.Options.Brief {
@@ -1038,6 +1047,20 @@ func (h *Huitian) queueOrder(q []model.Job) []int {
 // it must have.
 func (c *cycle) load(ctx context.Context, yield map[int]preempt.Release) error {
 	s := c.s
+	if c.flat != nil {
+		// Only the running jobs as the phases read them: the cards are
+		// the guarantee's (flatFor), and a job's release is asked of the
+		// jobs the reservation waits for alone (releaseOf).
+		c.prof = nil
+		c.running = resized(&c.h.runnings, len(s.Running))
+		for i := range s.Running {
+			c.running[i] = c.runningJobOf(i)
+			if rel, ok := yield[i]; ok {
+				c.running[i].cap = rel.At.Sub(s.Now).Seconds()
+			}
+		}
+		return nil
+	}
 	if c.h.prof != nil && c.h.prof.Layout() == c.lay {
 		c.h.prof.Reset()
 	} else {
@@ -1075,7 +1098,7 @@ func (c *cycle) load(ctx context.Context, yield map[int]preempt.Release) error {
 // for the tuner.
 func (c *cycle) classify(candidates []int) {
 	// The counts first: the tuner and the simulator read them.
-	c.d.Stats.IdleCards = c.prof.FreeCount() + c.runBackfill
+	c.d.Stats.IdleCards = c.freeCount() + c.runBackfill
 	c.d.Stats.BackfillCards += c.runBackfill
 	for _, st := range c.d.Starts {
 		if st.Kind == model.Backfill {
@@ -1220,7 +1243,7 @@ func (c *cycle) firstByMed(candidates []int, keyed []byMed) []int {
 	need := c.h.cfg.PendingEstimates
 	top := make([]byMed, 0, max(need, 0)+1)
 	for _, e := range keyed {
-		if need <= 0 || !c.prof.CanEverFit(profile.RequestOf(&c.s.Queued[candidates[e.k]])) {
+		if need <= 0 || !c.canEverFit(profile.RequestOf(&c.s.Queued[candidates[e.k]])) {
 			continue
 		}
 		if len(top) == need && e.compare(top[need-1]) >= 0 {
@@ -1252,7 +1275,7 @@ func (c *cycle) backfillSaturated(k int) {
 	j := &c.s.Queued[k]
 	req := profile.RequestOf(j)
 	switch {
-	case !c.prof.CanEverFit(req):
+	case !c.canEverFit(req):
 		c.pending(k, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 	case j.Backfill == model.BackfillOptOut:
 		c.pending(k, model.PendingOptOut, c.optOutMsg.of("opted out of backfill: waits behind ", c.waiting, ""))
@@ -1304,19 +1327,30 @@ type startSpec struct {
 	// reservation claims, is when it must have ended: past it, it yields
 	// (requeued if it cannot checkpoint) once its cards start that job.
 	windowEnd int64
+	// guaranteed: a start of the guarantee's (applyStarts).
+	guaranteed bool
 }
 
 // start records a start on cards held for sp.hold seconds in the profile.
 func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
-	if err := c.prof.Reserve(cards, 0, sp.hold); err != nil {
-		panic(fmt.Sprintf("solver: start of %s: %v", j.ID, err)) // FitNow just placed them
-	}
 	k := len(c.d.Starts)
+	if f := c.flat; f != nil {
+		// The guarantee's starts are its pool's already.
+		if sp.guaranteed {
+			f.holds = append(f.holds, sp.hold)
+		} else {
+			f.take(cards)
+		}
+	} else {
+		if err := c.prof.Reserve(cards, 0, sp.hold); err != nil {
+			panic(fmt.Sprintf("solver: start of %s: %v", j.ID, err)) // FitNow just placed them
+		}
+		for _, id := range cards {
+			c.holder[id] = startedHolder(k)
+		}
+	}
 	c.startDist = append(c.startDist, e.dist)
 	c.h.startDists = c.startDist // grown: the next cycle's buffer
-	for _, id := range cards {
-		c.holder[id] = startedHolder(k)
-	}
 	refs := sp.refs
 	if refs == nil {
 		refs = c.lay.Refs(cards)
@@ -1438,12 +1472,12 @@ func (c *cycle) holdersOf(cards []int) []holder {
 	return seen
 }
 
-// startDistOf is the distribution of when all of cards are free: the
-// maximum of the release times of the jobs holding them.
-func (c *cycle) startDistOf(cards []int) estimate.Dist {
+// startDistBy is the distribution of when the cards the jobs hs hold
+// (holdersOf) are all free: the maximum of their release times.
+func (c *cycle) startDistBy(hs []holder) estimate.Dist {
 	ds := c.h.maxOf[:0]
 	defer func() { c.h.maxOf = ds[:0] }()
-	for _, hd := range c.holdersOf(cards) {
+	for _, hd := range hs {
 		ds = append(ds, c.releaseDist(hd))
 	}
 	return estimate.MaxOf(ds)

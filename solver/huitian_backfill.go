@@ -33,6 +33,18 @@ type risk struct {
 // min(1, usable cards / head cards), and 0 when the head cannot use the
 // cards (another card model).
 func (c *cycle) riskOf(r *estimate.Dist, cards []int) risk {
+	if f := c.flat; f != nil {
+		// One reservation, which claims the cards or none of them.
+		if f.window(cards) != profile.Forever {
+			rv := &c.resv[0]
+			return risk{prob: estimate.ProbExceeds(r, &rv.s), claim: rv.s, claimT: rv.t, claimed: true}
+		}
+		usable := 0
+		if len(c.resv) > 0 && model.ModelAccepts(c.resv[0].job.CardModel, f.model) {
+			usable = len(cards)
+		}
+		return risk{prob: c.exposure(r, usable)}
+	}
 	best := -1
 	var bestT int64
 	for _, id := range cards {
@@ -181,6 +193,9 @@ func (c *cycle) lendRequest(j *model.Job, req profile.Request) (profile.Request,
 
 // windowOf is how long all of cards stay free: until the first claim.
 func (c *cycle) windowOf(cards []int) int64 {
+	if c.flat != nil {
+		return c.flat.window(cards)
+	}
 	w := profile.Forever
 	for _, id := range cards {
 		w = min(w, c.prof.Window(id, 0))
@@ -204,11 +219,11 @@ func (c *cycle) backfill(k int) {
 		return
 	}
 	req := profile.RequestOf(j)
-	if !c.prof.CanEverFit(req) {
+	if !c.canEverFit(req) {
 		c.pending(k, model.PendingNeverFits, "the cluster's usable cards can never hold "+req.String())
 		return
 	}
-	if c.prof.FreeCount() < j.Cards {
+	if c.freeCount() < j.Cards {
 		c.pending(k, model.PendingResources, c.h.needsMsg(j.Cards))
 		return
 	}
@@ -236,7 +251,7 @@ func (c *cycle) backfill(k int) {
 		durs = append(durs, dl)
 	}
 	for _, d := range durs {
-		cards, out := c.prof.FitNow(d, req)
+		cards, out := c.fitNow(d, req)
 		last = out
 		if out != profile.Fits {
 			continue
@@ -252,7 +267,7 @@ func (c *cycle) backfill(k int) {
 	// 3. Suspendable: the checkpoint is insurance, not a plan.
 	if j.Checkpointable && j.Backfill != model.BackfillLowRiskOnly {
 		prot := max(ceilSec(c.params.ProtectFraction*med), 1)
-		if cards, out := c.prof.FitNow(prot, req); out == profile.Fits {
+		if cards, out := c.fitNow(prot, req); out == profile.Fits {
 			rk := c.riskOf(&e.dist, cards)
 			if v := c.admit(j, &e, rk, c.windowOf(cards)); v != rejected {
 				c.startBackfill(j, cards, e, rk, v, "suspendable backfill: checkpoints if its cards are claimed first")

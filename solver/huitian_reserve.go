@@ -964,14 +964,17 @@ func (c *cycle) applyStarts(core *model.Decision) {
 		j := &c.s.Queued[c.core.Starts[n]]
 		cards := c.core.StartCards[n]
 		e := c.queuedEst(c.core.Starts[n])
-		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason, refs: st.Cards}
+		sp := startSpec{hold: max(ceilSec(e.dist.Quantile(c.h.cfg.Quantile)), 1), kind: st.Kind, frag: st.Fragment, reason: st.Reason, refs: st.Cards, guaranteed: true}
 		if st.Kind == model.Backfill {
 			sp.reason = "safe backfill: ends by its time limit before any reservation it could delay (EASY); " + st.Reason
 		}
 		// A job that fits now is held in the predicted profile no longer
-		// than its cards are free: EASY placed it on its limit.
-		for _, id := range cards {
-			sp.hold = min(sp.hold, c.prof.Window(id, 0))
+		// than its cards are free: EASY placed it on its limit. (No
+		// reservation claims a card yet on a flat machine's.)
+		if c.flat == nil {
+			for _, id := range cards {
+				sp.hold = min(sp.hold, c.prof.Window(id, 0))
+			}
 		}
 		sp.hold = max(sp.hold, 1)
 		c.start(j, cards, e, sp)
@@ -1025,25 +1028,50 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 	}
 	for k := range c.resv {
 		rv := &c.resv[k]
-		sd := c.startDistOf(rv.cards).Cap(float64(rv.limit))
-		t := min(max(ceilSec(sd.Quantile(q)), 1), rv.limit)
-		for _, id := range rv.cards {
-			t = max(t, min(c.prof.Release(id), rv.limit))
+		var hs []holder // the jobs holding its cards (one list for both uses)
+		if c.flat != nil {
+			var err error
+			if hs, err = c.claimHolders(); err != nil {
+				return err
+			}
+		} else {
+			hs = c.holdersOf(rv.cards)
 		}
-		if lone {
-			// The claim and EASY's interval at once, or EASY's alone.
-			if t == rv.limit || reserve(rv, t, end(rv)) != nil {
-				t = rv.limit
-				if err := easy(rv); err != nil {
-					return err
+		sd := c.startDistBy(hs).Cap(float64(rv.limit))
+		t := min(max(ceilSec(sd.Quantile(q)), 1), rv.limit)
+		if f := c.flat; f != nil {
+			// One reservation (flatFor): claimed from t when every job
+			// holding its cards has released them by then, else from its
+			// limit, as the Profile's Reserve allows.
+			late := int64(0)
+			for _, hd := range hs {
+				late = max(late, c.releaseOf(hd))
+			}
+			if t = max(t, min(late, rv.limit)); t == rv.limit || late > t {
+				if t = rv.limit; late > t {
+					return fmt.Errorf("solver: reservation of %s: its cards are held %d s, past its start at %d s", rv.job.ID, late, t)
 				}
 			}
-		} else if t < rv.limit && reserve(rv, t, rv.limit) != nil {
-			t = rv.limit
+			f.claim(rv.cards, t)
+		} else {
+			for _, id := range rv.cards {
+				t = max(t, min(c.prof.Release(id), rv.limit))
+			}
+			if lone {
+				// The claim and EASY's interval at once, or EASY's alone.
+				if t == rv.limit || reserve(rv, t, end(rv)) != nil {
+					t = rv.limit
+					if err := easy(rv); err != nil {
+						return err
+					}
+				}
+			} else if t < rv.limit && reserve(rv, t, rv.limit) != nil {
+				t = rv.limit
+			}
 		}
 		rv.t, rv.s = t, sd
 		rv.conf = sd.CDF(float64(t))
-		rv.survive = c.survival(rv.cards, t)
+		rv.survive = c.survivalBy(hs, t)
 		j := rv.job
 		at, exp := c.at(rv.limit), c.at(t)
 		c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: core.Reservations[k].Cards, Count: core.Reservations[k].Count, Start: at, Confidence: sd.CDF(float64(rv.limit))})
@@ -1066,9 +1094,12 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 // admitted into windows on cards still runs at t: the risk that earlier
 // cycles already put on a reservation, which this cycle's admissions add
 // to (delayOK bounds the total by ε).
-func (c *cycle) survival(cards []int, t int64) float64 {
+func (c *cycle) survival(cards []int, t int64) float64 { return c.survivalBy(c.holdersOf(cards), t) }
+
+// survivalBy is survival of the cards the jobs hs hold.
+func (c *cycle) survivalBy(hs []holder, t int64) float64 {
 	p := 1.0
-	for _, hd := range c.holdersOf(cards) {
+	for _, hd := range hs {
 		i, ok := hd.running()
 		if !ok {
 			continue

@@ -223,12 +223,18 @@ type Brief struct {
 	// twentieth of huitian's plan on a flat 93,312-card machine). Read
 	// only: a slice may be the planner's own.
 	StartCards, ReservationCards [][]int
+	// Pool is the exact pool the walk planned on (Planner.Exact), with
+	// its starts and its reservation's claim, for a caller that goes on
+	// from its free cards and the groups its reservation takes cards of
+	// (profile.Pool.FreeBits, ClaimGroups): read only, until the
+	// planner's next plan. Nil when the walk planned card by card.
+	Pool *profile.Pool
 }
 
 // summary is the walk's Brief.
 func (w *walker) summary() Brief {
 	return Brief{Waiting: w.waiting, Starts: w.startIdx, Reservations: w.resvIdx, Large: w.large,
-		StartCards: w.startCards, ReservationCards: w.resvCards}
+		StartCards: w.startCards, ReservationCards: w.resvCards, Pool: w.exact}
 }
 
 // PlanBrief is PlanPrepared for a caller that reads the starts and the
@@ -304,11 +310,15 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	ld := &st.ld[prep.Slot]
 	var capa capacity
 	starts := &ld.starts
+	var exactPool *profile.Pool
 	if pooled, exact := pl.pooled(st, s); pooled {
 		pd := &st.pools[prep.Slot]
 		pool := pd.loadPool(s, prep.Cards, until, pl.FromScratch)
 		pool.SetExact(exact)
 		capa, starts = poolCap{pool}, &pd.starts
+		if exact {
+			exactPool = pool
+		}
 	} else {
 		prof := ld.load(s, prep.Cards, until, pl.FromScratch)
 		prof.SetAlignEnds(pl.P.AlignEnds)
@@ -319,7 +329,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 		d.Starts = make([]model.Start, 0, *starts)
 	}
 	w := &walker{ctx: ctx, p: pl.P, s: s, capa: capa, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief,
-		head: &ld.head, considered: prep.WhatIf}
+		head: &ld.head, considered: prep.WhatIf, exact: exactPool}
 	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
 		d.Pending = make([]model.Pending, 0, len(s.Queued))
@@ -622,6 +632,7 @@ type walker struct {
 	head        *headRefs
 	// The card numbers of each entry of d.Starts and d.Reservations.
 	startCards, resvCards [][]int
+	exact                 *profile.Pool // capa's, when an exact pool (Brief.Pool)
 }
 
 // headRefs is the last plan's first reservation of many cards: its cards

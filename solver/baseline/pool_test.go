@@ -166,6 +166,10 @@ func TestExactPoolPlansAsPerCard(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("cycle %d: the plan on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
 			}
+			if wb.Pool != nil {
+				t.Fatalf("cycle %d: a plan card by card names a pool", cycle)
+			}
+			gb.Pool = nil // the exact pool planned on, when it did
 			if diff := cmp.Diff(wb, gb); diff != "" {
 				t.Fatalf("cycle %d: the brief on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
 			}

@@ -94,6 +94,11 @@ type Pool struct {
 	exact bool
 	bound int
 	set   []uint64 // scratch: a reservation's cards, a bit each
+	last  lastClaim
+	pend  pendClaim
+	// claimGroups: the claim's busy groups (ClaimGroups), when known.
+	claimGroups []ClaimGroup
+	claimKnown  bool
 
 	gen   int64 // bumped by every change
 	steps []poolStep
@@ -124,10 +129,10 @@ type poolStep struct {
 // free.
 func NewPool(lay *model.Layout) *Pool {
 	words := (len(lay.Cards) + 63) / 64
-	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), set: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), set: make([]uint64, words), last: lastClaim{set: make([]uint64, words)}, endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	p.model = PoolModel(lay)
 	for c := range lay.Cards {
 		if lay.Cards[c].Usable {
-			p.model = lay.Cards[c].Model
 			p.usable++
 			p.ok[c>>6] |= 1 << (c & 63)
 		}
@@ -142,7 +147,7 @@ func (p *Pool) Reset() {
 	for _, g := range p.groups {
 		p.endOf[g.cards[0]] = 0
 	}
-	p.nfree, p.groups, p.starts, p.claims, p.clock, p.bound = p.usable, p.groups[:0], 0, p.claims[:0], 0, 0
+	p.nfree, p.groups, p.starts, p.claims, p.clock, p.bound, p.claimKnown = p.usable, p.groups[:0], 0, p.claims[:0], 0, 0, false
 	p.gen++
 }
 
@@ -261,18 +266,32 @@ func (p *Pool) Advance(dt int64) {
 		}
 		return false
 	})
-	p.claims, p.bound = p.claims[:0], 0
+	p.claims, p.bound, p.claimKnown = p.claims[:0], 0, false
 	p.gen++
 }
 
 // CanEverFit says whether the pool's usable cards can hold req: as many,
 // of the model, and a topology that one card a node meets (any, one card
 // a node at most; one card, anywhere).
-func (p *Pool) CanEverFit(req Request) bool {
-	if req.Cards <= 0 || req.Cards > p.usable || !model.ModelAccepts(req.Model, p.model) {
+func (p *Pool) CanEverFit(req Request) bool { return PoolCanEverFit(p.usable, p.model, req) }
+
+// PoolCanEverFit is CanEverFit of a pool of usable cards of one model,
+// without a Pool.
+func PoolCanEverFit(usable int, cardModel string, req Request) bool {
+	if req.Cards <= 0 || req.Cards > usable || !model.ModelAccepts(req.Model, cardModel) {
 		return false
 	}
 	return req.Cards == 1 || (req.Topology == model.TopologyAny && req.PerNode <= 1)
+}
+
+// PoolModel is the model of a pool's usable cards (IsPool: one).
+func PoolModel(lay *model.Layout) string {
+	for c := range lay.Cards {
+		if lay.Cards[c].Usable {
+			return lay.Cards[c].Model
+		}
+	}
+	return ""
 }
 
 // buildSteps returns the available count as steps from now on: free and
@@ -427,8 +446,8 @@ func (p *Pool) pick(k int) []int {
 // EarliestStartOr is the earliest start at or after after of a job of
 // req.Cards cards for dur seconds, as Profile's is; it names no cards (a
 // reservation on a pool is a count) but on an exact pool, which names the
-// Profile's (last when they are the same), and is never stopped.
-func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, last []int) (start int64, cards []int, ok, stopped bool) {
+// Profile's (exactCards), and is never stopped.
+func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, _ []int) (start int64, cards []int, ok, stopped bool) {
 	if !p.CanEverFit(req) {
 		return 0, nil, false, false
 	}
@@ -436,23 +455,34 @@ func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, las
 	if !ok || !p.exact {
 		return t, nil, ok, false
 	}
-	return t, p.exactCards(t, req.Cards, last), true, false
+	return t, p.exactCards(t, req.Cards), true, false
 }
 
 // exactCards are the k cards the card-by-card Profile reserves from t for
 // a job whose earliest start t is: among the cards free by t, those
 // released latest, ties (one release time) and the cards free now by
-// number; last when they are the same cards.
-func (p *Pool) exactCards(t int64, k int, last []int) []int {
+// number. They are marked a word at a time where they are a run (a
+// group's, the free ones) and compared, as bits, with the last cards it
+// returned, which it returns again when they are the same: EASY's head,
+// cycle after cycle, names tens of thousands of cards on a flat
+// 93,312-card machine, and its references are then the last plan's
+// (baseline's headRefs).
+func (p *Pool) exactCards(t int64, k int) []int {
 	set := p.set
-	lo, hi := len(p.lay.Cards), -1
-	take := func(c int) {
-		set[c>>6] |= 1 << (c & 63)
-		lo, hi = min(lo, c), max(hi, c)
+	lo, hi := len(set), -1 // the words marked
+	mark := func(first, n int) {
+		for c, end := first, first+n; c < end; {
+			w, b := c>>6, c&63
+			top := min(64, b+end-c)
+			set[w] |= p.ok[w] & (^uint64(0) >> (64 - (top - b)) << b)
+			lo, hi = min(lo, w), max(hi, w)
+			c += top - b
+		}
 	}
 	// The groups released by t, latest first, whole while they fit in k.
 	i := sort.Search(len(p.groups), func(i int) bool { return p.groups[i].end-p.clock > t })
 	need := k
+	groups := p.pend.groups[:0]
 	for i > 0 && need > 0 {
 		// groups[j:i] share one release time.
 		j, n := i-1, p.groups[i-1].n
@@ -462,63 +492,143 @@ func (p *Pool) exactCards(t int64, k int, last []int) []int {
 		}
 		if n <= need {
 			for _, g := range p.groups[j:i] {
+				if g.n > 0 {
+					groups = append(groups, ClaimGroup{Cards: g.cards, Least: p.firstUsable(g.cards)})
+				}
+				if first, ok := oneRun(g.cards); ok {
+					mark(first, len(g.cards))
+					continue
+				}
 				for _, c := range g.cards {
-					if p.ok[c>>6]&(1<<(c&63)) != 0 {
-						take(c)
-					}
+					mark(c, 1)
 				}
 			}
 		} else {
 			// The need lowest-numbered of that release time's cards.
-			tied := make([]int, 0, n)
-			for _, g := range p.groups[j:i] {
+			type tiedCard struct{ card, group int }
+			tied := make([]tiedCard, 0, n)
+			for gi, g := range p.groups[j:i] {
 				for _, c := range g.cards {
 					if p.ok[c>>6]&(1<<(c&63)) != 0 {
-						tied = append(tied, c)
+						tied = append(tied, tiedCard{c, gi})
 					}
 				}
 			}
-			slices.Sort(tied)
-			for _, c := range tied[:need] {
-				take(c)
+			slices.SortFunc(tied, func(a, b tiedCard) int { return cmp.Compare(a.card, b.card) })
+			seen := make([]bool, i-j)
+			for _, tc := range tied[:need] {
+				mark(tc.card, 1)
+				if !seen[tc.group] {
+					seen[tc.group] = true
+					groups = append(groups, ClaimGroup{Cards: p.groups[j+tc.group].cards, Least: tc.card})
+				}
 			}
 			n = need
 		}
 		need -= n
 		i = j
 	}
-	if need > 0 {
-		for _, c := range p.lowest(need, 0) {
-			take(c)
+	// Then the lowest-numbered free cards; the claim's free cards end
+	// below bound (ReserveCount).
+	bound := 0
+	for w := 0; need > 0; w++ {
+		if w == len(p.free) {
+			panic(fmt.Sprintf("profile: exact pool: %d cards short of a reservation the count allowed", need))
 		}
-	}
-	// Out in order, the bits cleared as they are read; last while it
-	// matches.
-	if len(last) != k {
-		last = nil
-	}
-	var out []int
-	n := 0
-	for w := lo >> 6; w <= hi>>6; w++ {
-		for set[w] != 0 {
-			c := w<<6 | bits.TrailingZeros64(set[w])
-			set[w] &= set[w] - 1
-			if out == nil {
-				if last != nil && last[n] == c {
-					n++
-					continue
-				}
-				out = make([]int, n, k)
-				copy(out, last[:n])
+		f := p.free[w]
+		if n := bits.OnesCount64(f); n > need {
+			for range n - need {
+				f &^= 1 << (63 - bits.LeadingZeros64(f)) // the highest taken back
 			}
-			out = append(out, c)
+		}
+		if f != 0 {
+			set[w] |= f
+			lo, hi = min(lo, w), max(hi, w)
+			need -= bits.OnesCount64(f)
+			bound = w<<6 + 64 - bits.LeadingZeros64(f)
 		}
 	}
-	if out == nil {
-		return last
+	p.pend = pendClaim{gen: p.gen, bound: bound, groups: groups}
+	// The same cards as last time: its list again.
+	if l := &p.last; l.cards != nil && len(l.cards) == k {
+		same := true
+		for w := min(lo, l.lo); w <= max(hi, l.hi) && same; w++ {
+			same = set[w] == l.set[w]
+		}
+		if same {
+			clear(set[lo : hi+1])
+			p.pend.first = &l.cards[0]
+			return l.cards
+		}
 	}
+	out := make([]int, 0, k)
+	for w := lo; w <= hi; w++ {
+		for word := set[w]; word != 0; word &= word - 1 {
+			out = append(out, w<<6|bits.TrailingZeros64(word))
+		}
+	}
+	// The marked set becomes the last one; the last one's words, cleared,
+	// the scratch.
+	l := &p.last
+	if l.cards != nil {
+		clear(l.set[l.lo : l.hi+1])
+	}
+	p.set, l.set, l.cards, l.lo, l.hi = l.set, set, out, lo, hi
+	p.pend.first = &out[0]
 	return out
 }
+
+// lastClaim is the cards exactCards returned last, as a list and as bits
+// (words lo to hi).
+type lastClaim struct {
+	cards  []int
+	set    []uint64
+	lo, hi int
+}
+
+// pendClaim is the bound of the cards exactCards returned last (first is
+// their list's first element), at state gen: what ReserveCount sets when
+// it claims them.
+type pendClaim struct {
+	gen    int64
+	first  *int
+	bound  int
+	groups []ClaimGroup
+}
+
+// ClaimGroup is a group of busy cards that a claim takes cards of (all,
+// or at a tie some): its cards, as held (Hold's, or a start's), and the
+// least of them the claim takes.
+type ClaimGroup struct {
+	Cards []int
+	Least int
+}
+
+// firstUsable is the first of cards that is usable (a group holds one).
+func (p *Pool) firstUsable(cards []int) int {
+	for _, c := range cards {
+		if p.ok[c>>6]&(1<<(c&63)) != 0 {
+			return c
+		}
+	}
+	return cards[0]
+}
+
+// ClaimGroups are the busy groups whose cards an exact pool's claim takes
+// (ReserveCount after EarliestStartOr), in the order of their release,
+// latest first, then the starts made since on cards it takes (free ones):
+// what a caller that holds those groups' jobs needs to know
+// of the claim's cards without reading them (huitian's predicted
+// profile: the jobs the reservation waits for). Read only, until the
+// next change; ok is false without a claim, on a pool that is not exact,
+// or when the claim's cards were not EarliestStartOr's.
+func (p *Pool) ClaimGroups() (groups []ClaimGroup, ok bool) {
+	return p.claimGroups, p.claimKnown && len(p.claims) > 0
+}
+
+// FreeBits are the cards free now, a bit each (card c is bit c&63 of word
+// c>>6), read only: the pool's own, until it changes.
+func (p *Pool) FreeBits() []uint64 { return p.free }
 
 // ReserveCount starts cards (FitNow's) now until end when start is 0,
 // else claims k cards from start to end.
@@ -531,6 +641,11 @@ func (p *Pool) ReserveCount(cards []int, k int, start, end int64) error {
 			return fmt.Errorf("profile: pool start of %d cards named %d", k, len(cards))
 		}
 		p.hold(cards, end, true)
+		if p.exact && p.claimKnown && len(p.claims) > 0 && cards[0] < p.bound {
+			// On cards the claim takes (free ones, below bound): held
+			// by this start now.
+			p.claimGroups = append(p.claimGroups, ClaimGroup{Cards: cards, Least: cards[0]})
+		}
 		return nil
 	}
 	if t, ok := p.earliest(start, end-start, k); !ok || t != start {
@@ -542,10 +657,16 @@ func (p *Pool) ReserveCount(cards []int, k int, start, end int64) error {
 		}
 		// The claim's free cards are the lowest-numbered free ones
 		// (exactCards): below the last of them.
-		p.bound = 0
-		for _, c := range cards {
-			if p.free[c>>6]&(1<<(c&63)) != 0 {
-				p.bound = c + 1
+		if pd := p.pend; pd.gen == p.gen && len(cards) > 0 && pd.first == &cards[0] {
+			p.bound = pd.bound
+			p.claimGroups, p.claimKnown = append(p.claimGroups[:0], pd.groups...), true
+		} else {
+			p.claimGroups, p.claimKnown = p.claimGroups[:0], false // not exactCards' cards
+			p.bound = 0
+			for _, c := range cards {
+				if p.free[c>>6]&(1<<(c&63)) != 0 {
+					p.bound = c + 1
+				}
 			}
 		}
 	}
