@@ -158,14 +158,16 @@ func (f *flatPred) take(cards []int) {
 	f.nfree -= len(cards)
 }
 
-// claim makes the reservation's claim on cards (sorted) from t.
-func (f *flatPred) claim(cards []int, t int64) {
-	f.claimed, f.t, f.bound, f.claimedFree = true, t, 0, 0
-	for _, c := range cards {
-		if f.free[c>>6]&(1<<(c&63)) != 0 {
-			f.bound = c + 1
-			f.claimedFree++
+// claim makes the reservation's claim from t, on cards whose free ones
+// are the free cards below bound (profile.Pool.ClaimBound).
+func (f *flatPred) claim(bound int, t int64) {
+	f.claimed, f.t, f.bound, f.claimedFree = true, t, bound, 0
+	for w := 0; w < (bound+63)>>6; w++ {
+		word := f.free[w]
+		if w == bound>>6 {
+			word &= 1<<(bound&63) - 1
 		}
+		f.claimedFree += bits.OnesCount64(word)
 	}
 }
 

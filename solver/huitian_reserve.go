@@ -76,7 +76,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 			if d, b, yield, ok := g.walk(); ok {
 				c.core, c.waiting = b, b.Waiting
 				c.d.Stats.Fallback = c.d.Stats.Fallback || d.Stats.Fallback
-				return d, yield, c.victims(d, g.head, yield), nil
+				return d, yield, c.victims(d, b, g.head, yield), nil
 			}
 			if !g.gateNext() {
 				break
@@ -99,7 +99,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	if g.nearHead {
 		// Only jobs told to yield within the margin keep the head waiting:
 		// those that overran their window are requeued now.
-		return core, planned, c.victims(core, core.Reservations[0].JobID, planned), nil
+		return core, planned, c.victims(core, brief, core.Reservations[0].JobID, planned), nil
 	}
 	return core, planned, nil, nil
 }
@@ -906,34 +906,21 @@ func startsJob(d *model.Decision, id string) bool {
 }
 
 // victims keeps, of the jobs that could yield, those on the head's cards
-// in d that are expected to run past its reservation and are due to be
-// told now (the reservation is within their notice plus the lookahead); a
-// job that cannot checkpoint, admitted into a window, once its window ends
-// within its notice.
-func (c *cycle) victims(d *model.Decision, headID string, yield map[int]preempt.Release) map[int]preempt.Release {
-	var cards []model.CardRef
-	t := int64(0)
-	if len(d.Reservations) > 0 && d.Reservations[0].JobID == headID {
-		cards = d.Reservations[0].Cards
-		t = baseline.Rel(c.s.Now, d.Reservations[0].Start)
-	} else {
+// in d (their numbers in its brief b) that are expected to run past its
+// reservation and are due to be told now (the reservation is within
+// their notice plus the lookahead); a job that cannot checkpoint,
+// admitted into a window, once its window ends within its notice.
+func (c *cycle) victims(d *model.Decision, b baseline.Brief, headID string, yield map[int]preempt.Release) map[int]preempt.Release {
+	if len(d.Reservations) == 0 || d.Reservations[0].JobID != headID {
 		return nil // the head starts now: nothing held its cards that had to yield
 	}
-	on := map[model.CardRef]bool{}
-	for _, ref := range cards {
-		on[ref] = true
-	}
+	cards := b.ReservationCards[0] // sorted
+	t := baseline.Rel(c.s.Now, d.Reservations[0].Start)
 	look := baseline.Seconds(c.h.cfg.Preempt.Lookahead)
 	out := map[int]preempt.Release{}
 	for i, rel := range yield {
 		r := &c.s.Running[i]
-		hit := false
-		for _, ref := range r.Cards {
-			if on[ref] {
-				hit = true
-				break
-			}
-		}
+		hit := slices.ContainsFunc(c.runCards[i], func(id int) bool { _, ok := slices.BinarySearch(cards, id); return ok })
 		if !hit || r.ProtectedUntil.After(c.s.Now) {
 			continue // protected: a later cycle tells it, once protection ends
 		}
@@ -1052,7 +1039,7 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 					return fmt.Errorf("solver: reservation of %s: its cards are held %d s, past its start at %d s", rv.job.ID, late, t)
 				}
 			}
-			f.claim(rv.cards, t)
+			f.claim(c.core.Pool.ClaimBound(), t)
 		} else {
 			for _, id := range rv.cards {
 				t = max(t, min(c.prof.Release(id), rv.limit))

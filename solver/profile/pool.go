@@ -94,6 +94,7 @@ type Pool struct {
 	exact bool
 	bound int
 	set   []uint64 // scratch: a reservation's cards, a bit each
+	tie   []uint64 // scratch: the cards of one release time, a bit each
 	last  lastClaim
 	pend  pendClaim
 	// claimGroups: the claim's busy groups (ClaimGroups), when known.
@@ -129,7 +130,7 @@ type poolStep struct {
 // free.
 func NewPool(lay *model.Layout) *Pool {
 	words := (len(lay.Cards) + 63) / 64
-	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), set: make([]uint64, words), last: lastClaim{set: make([]uint64, words)}, endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), set: make([]uint64, words), tie: make([]uint64, words), last: lastClaim{set: make([]uint64, words)}, endOf: make([]int64, len(lay.Cards)), stepG: -1}
 	p.model = PoolModel(lay)
 	for c := range lay.Cards {
 		if lay.Cards[c].Usable {
@@ -479,6 +480,18 @@ func (p *Pool) exactCards(t int64, k int) []int {
 			c += top - b
 		}
 	}
+	// markAll marks a group's cards (sorted), usable or not: the words
+	// marked are masked by the usable cards once, at the end.
+	markAll := func(set []uint64, cards []int) (lo, hi int) {
+		if first, ok := oneRun(cards); ok {
+			mark(first, len(cards))
+		} else {
+			for _, c := range cards {
+				set[c>>6] |= 1 << (c & 63)
+			}
+		}
+		return cards[0] >> 6, cards[len(cards)-1] >> 6
+	}
 	// The groups released by t, latest first, whole while they fit in k.
 	i := sort.Search(len(p.groups), func(i int) bool { return p.groups[i].end-p.clock > t })
 	need := k
@@ -495,38 +508,51 @@ func (p *Pool) exactCards(t int64, k int) []int {
 				if g.n > 0 {
 					groups = append(groups, ClaimGroup{Cards: g.cards, Least: p.firstUsable(g.cards)})
 				}
-				if first, ok := oneRun(g.cards); ok {
-					mark(first, len(g.cards))
-					continue
-				}
-				for _, c := range g.cards {
-					mark(c, 1)
-				}
+				l, h := markAll(set, g.cards)
+				lo, hi = min(lo, l), max(hi, h)
 			}
 		} else {
-			// The need lowest-numbered of that release time's cards.
-			type tiedCard struct{ card, group int }
-			tied := make([]tiedCard, 0, n)
-			for gi, g := range p.groups[j:i] {
-				for _, c := range g.cards {
-					if p.ok[c>>6]&(1<<(c&63)) != 0 {
-						tied = append(tied, tiedCard{c, gi})
+			// The need lowest-numbered of that release time's usable
+			// cards: marked apart, and taken up to the need-th.
+			tie := p.tie
+			tlo, thi := len(tie), -1
+			for _, g := range p.groups[j:i] {
+				l, h := markAll(tie, g.cards)
+				tlo, thi = min(tlo, l), max(thi, h)
+			}
+			left, last := need, 0
+			for w := tlo; w <= thi; w++ {
+				word := tie[w] & p.ok[w]
+				tie[w] = 0
+				if left == 0 {
+					continue
+				}
+				if c := bits.OnesCount64(word); c > left {
+					for range c - left {
+						word &^= 1 << (63 - bits.LeadingZeros64(word)) // past the need-th
 					}
 				}
+				if word != 0 {
+					set[w] |= word
+					lo, hi = min(lo, w), max(hi, w)
+					left -= bits.OnesCount64(word)
+					last = w<<6 + 63 - bits.LeadingZeros64(word)
+				}
 			}
-			slices.SortFunc(tied, func(a, b tiedCard) int { return cmp.Compare(a.card, b.card) })
-			seen := make([]bool, i-j)
-			for _, tc := range tied[:need] {
-				mark(tc.card, 1)
-				if !seen[tc.group] {
-					seen[tc.group] = true
-					groups = append(groups, ClaimGroup{Cards: p.groups[j+tc.group].cards, Least: tc.card})
+			for _, g := range p.groups[j:i] {
+				if g.n > 0 {
+					if least := p.firstUsable(g.cards); least <= last {
+						groups = append(groups, ClaimGroup{Cards: g.cards, Least: least})
+					}
 				}
 			}
 			n = need
 		}
 		need -= n
 		i = j
+	}
+	for w := lo; w <= hi; w++ {
+		set[w] &= p.ok[w]
 	}
 	// Then the lowest-numbered free cards; the claim's free cards end
 	// below bound (ReserveCount).
@@ -625,6 +651,11 @@ func (p *Pool) firstUsable(cards []int) int {
 func (p *Pool) ClaimGroups() (groups []ClaimGroup, ok bool) {
 	return p.claimGroups, p.claimKnown && len(p.claims) > 0
 }
+
+// ClaimBound is an exact pool's claim's bound: the free cards the claim
+// takes are the free cards below it (the lowest-numbered), now as when it
+// was made, as starts only take cards. 0 without a claim.
+func (p *Pool) ClaimBound() int { return p.bound }
 
 // FreeBits are the cards free now, a bit each (card c is bit c&63 of word
 // c>>6), read only: the pool's own, until it changes.
