@@ -111,6 +111,15 @@ type Reservation struct {
 	Count      int // the cards held: len(Cards), or the count alone
 	Start      time.Time
 	Confidence float64 // probability that the cards are free by Start
+	// CardNumbers, for a reservation that names its count alone, are the
+	// cards the planner reasoned with when it waited for particular ones
+	// (huitian on a pool: the jobs holding them are the ones the
+	// reservation waits for), by their number in the snapshot cluster's
+	// layout (Layout.Refs), sorted, read only; nil otherwise. For a reader
+	// of the plan that holds the snapshot — which running jobs the
+	// reservation waits for — without a reference per card. Not on the
+	// wire.
+	CardNumbers []int
 }
 
 // Preemption tells the resource manager to make a backfill job yield.

@@ -269,7 +269,12 @@ func buildLastPlan(snap *model.Snapshot, d *model.Decision, pl solver.Planner, s
 	}
 	claim := map[model.CardRef]claimant{}
 	for _, r := range d.Reservations {
-		for _, c := range r.Cards {
+		cards := r.Cards
+		if len(cards) == 0 && len(r.CardNumbers) > 0 {
+			// A count, waiting for these cards (huitian on a pool).
+			cards = snap.Cluster.Layout().Refs(r.CardNumbers)
+		}
+		for _, c := range cards {
 			if t, ok := claim[c]; !ok || r.Start.Before(t.start) || r.Start.Equal(t.start) && model.CompareIDs(r.JobID, t.job) < 0 {
 				claim[c] = claimant{r.Start, r.JobID}
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/huitian/huitian/client"
 	"github.com/huitian/huitian/model"
+	"github.com/huitian/huitian/model/modeltest"
 	pb "github.com/huitian/huitian/proto/huitian/v1"
 	"github.com/huitian/huitian/solver"
 )
@@ -240,5 +241,33 @@ func TestPlanFlatClusterReservesACount(t *testing.T) {
 	}
 	if st := resp.Msg.GetStarts(); len(st) != 1 || st[0].GetJobId() != "short" || len(st[0].GetCards()) != 2 {
 		t.Fatalf("starts %v, want short on 2 cards", st)
+	}
+}
+
+// TestCountedReservationClaimsItsCards: a reservation that names its
+// count alone, with the numbers of the cards it waits for (huitian on a
+// flat cluster), still tells a running backfill job on one of them who
+// claims its cards and when; one on another card keeps them unbounded.
+func TestCountedReservationClaimsItsCards(t *testing.T) {
+	c := modeltest.Uniform(4, 1, 0)
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	now := modeltest.Epoch.Add(time.Hour)
+	on := modeltest.Running(modeltest.Job("on").Limit(2*time.Hour).Build(), now, modeltest.Ref("n001", 0))
+	off := modeltest.Running(modeltest.Job("off").Limit(2*time.Hour).Build(), now, modeltest.Ref("n003", 0))
+	on.Kind, off.Kind = model.Backfill, model.Backfill
+	big := modeltest.Job("big").Cards(3).Limit(time.Hour).Build()
+	snap := &model.Snapshot{Now: now, Cluster: c, Running: []model.Running{on, off}, Queued: []model.Job{big}}
+	d := &model.Decision{Reservations: []model.Reservation{{JobID: "big", Count: 3, CardNumbers: []int{0, 1, 2}, Start: now.Add(30 * time.Minute), Confidence: 1}}}
+	lp := buildLastPlan(snap, d, nil, nil, nil)
+	if got := lp.jobs["on"]; got.GetClaimedBy() != "big" || got.GetExpectedRetention().AsDuration() != 30*time.Minute {
+		t.Errorf("on: claimed by %q after %v, want big after 30m", got.GetClaimedBy(), got.GetExpectedRetention().AsDuration())
+	}
+	if got := lp.jobs["off"]; got.GetClaimedBy() != "" || !got.GetRetentionUnbounded() {
+		t.Errorf("off: claimed by %q (unbounded %v), want no claim", got.GetClaimedBy(), got.GetRetentionUnbounded())
+	}
+	if got := lp.jobs["big"]; len(got.GetCards()) != 0 {
+		t.Errorf("big's insight names cards %v, want its count alone", got.GetCards())
 	}
 }

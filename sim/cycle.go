@@ -343,23 +343,31 @@ func (e *engine) head(d *model.Decision, t int64) {
 // job lent cards in a window (a backfill start beyond EASY on cards a
 // reservation claims), and at least one is held so: the head waits for
 // lent jobs alone, past the moment EASY, which lends nothing so, could
-// have started it on those cards. A pass over the head's cards, made only
-// while such a job runs.
+// have started it on those cards. A pass over the head's cards (a count's
+// by the numbers the planner gave them), made only while such a job runs.
 func (e *engine) heldByLent(r *model.Reservation) bool {
 	if e.lent == 0 {
 		return false
 	}
 	byLent := false
-	for _, ref := range r.Cards {
-		id, ok := e.lay.CardID(ref)
-		if !ok {
-			return false
-		}
+	held := func(id int) bool { // free or lent: not a card that rules it out
 		switch o := e.cards.owner[id]; {
 		case o < 0:
 		case e.js[o].lent:
 			byLent = true
 		default:
+			return false
+		}
+		return true
+	}
+	for _, ref := range r.Cards {
+		if id, ok := e.lay.CardID(ref); !ok || !held(id) {
+			return false
+		}
+	}
+	// A count's, when the planner named the cards it waits for.
+	for _, id := range r.CardNumbers {
+		if !held(id) {
 			return false
 		}
 	}

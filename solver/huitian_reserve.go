@@ -1061,7 +1061,8 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 		rv.survive = c.survivalBy(hs, t)
 		j := rv.job
 		at, exp := c.at(rv.limit), c.at(t)
-		c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: core.Reservations[k].Cards, Count: core.Reservations[k].Count, Start: at, Confidence: sd.CDF(float64(rv.limit))})
+		cr := &core.Reservations[k]
+		c.d.Reservations = append(c.d.Reservations, model.Reservation{JobID: j.ID, Cards: cr.Cards, Count: cr.Count, CardNumbers: cr.CardNumbers, Start: at, Confidence: sd.CDF(float64(rv.limit))})
 		c.addPending(c.core.Reservations[k], model.Pending{
 			JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: exp,
 			Message: fmt.Sprintf("holds %d cards from %s at the latest (by the running jobs' limits); expected from %s (confidence %.2f)",

@@ -160,9 +160,10 @@ func TestHuitianInvariants(t *testing.T) {
 		}
 		for _, r := range d.Reservations {
 			j := jobs[r.JobID]
-			modeltest.CheckTopology(t, lay, j, r.Cards)
+			cards := modeltest.ReservedCards(lay, &r)
+			modeltest.CheckTopology(t, lay, j, cards)
 			on := map[model.CardRef]bool{}
-			for _, ref := range r.Cards {
+			for _, ref := range cards {
 				on[ref] = true
 			}
 			for _, st := range d.Starts {

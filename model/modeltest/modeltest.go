@@ -3,6 +3,7 @@
 package modeltest
 
 import (
+	"slices"
 	"time"
 
 	"github.com/huitian/huitian/model"
@@ -110,4 +111,26 @@ func CheckTopology(t Fataler, lay *model.Layout, j *model.Job, refs []model.Card
 			t.Fatalf("%s (same-switch) under %d switches", j.ID, len(sw))
 		}
 	}
+}
+
+// ReservedCards are the cards a reservation names, or for one that names
+// its count alone the cards its planner waited for (CardNumbers), by
+// reference.
+func ReservedCards(lay *model.Layout, r *model.Reservation) []model.CardRef {
+	if len(r.Cards) == 0 && len(r.CardNumbers) > 0 {
+		return lay.Refs(r.CardNumbers)
+	}
+	return r.Cards
+}
+
+// Named is d with every reservation naming its cards (ReservedCards), no
+// numbers: the decision as a planner that named them would make it.
+func Named(lay *model.Layout, d *model.Decision) *model.Decision {
+	o := *d
+	o.Reservations = slices.Clone(d.Reservations)
+	for i := range o.Reservations {
+		r := &o.Reservations[i]
+		r.Cards, r.CardNumbers = ReservedCards(lay, r), nil
+	}
+	return &o
 }

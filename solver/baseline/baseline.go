@@ -951,9 +951,14 @@ func (w *walker) consider(j *model.Job, mayReserve bool) {
 				}
 				w.lastRes = max(w.lastRes, t)
 				at := w.s.Now.Add(time.Duration(t) * time.Second)
-				w.d.Reservations = append(w.d.Reservations, model.Reservation{
-					JobID: j.ID, Cards: w.resRefs(rc), Count: req.Cards, Start: at, Confidence: 1,
-				})
+				r := model.Reservation{JobID: j.ID, Count: req.Cards, Start: at, Confidence: 1}
+				if w.exact != nil {
+					// A count, as on any pool, and the cards reasoned with.
+					r.CardNumbers = rc
+				} else {
+					r.Cards = w.resRefs(rc)
+				}
+				w.d.Reservations = append(w.d.Reservations, r)
 				w.resvIdx = append(w.resvIdx, w.cur)
 				w.resvCards = append(w.resvCards, rc)
 				if !w.brief {

@@ -163,7 +163,13 @@ func TestExactPoolPlansAsPerCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			lay := s.Cluster.Layout()
+			for _, r := range got.Reservations {
+				if named, counted := len(r.Cards) == r.Count && r.CardNumbers == nil, r.Cards == nil && len(r.CardNumbers) == r.Count; !named && !counted {
+					t.Fatalf("cycle %d: %s's reservation names %d cards and %d numbers for %d", cycle, r.JobID, len(r.Cards), len(r.CardNumbers), r.Count)
+				}
+			}
+			if diff := cmp.Diff(want, modeltest.Named(lay, got)); diff != "" {
 				t.Fatalf("cycle %d: the plan on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
 			}
 			if wb.Pool != nil {
@@ -181,14 +187,10 @@ func TestExactPoolPlansAsPerCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(wantFull, full); diff != "" {
+			if diff := cmp.Diff(wantFull, modeltest.Named(lay, full)); diff != "" {
 				t.Fatalf("cycle %d: the whole plan on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
 			}
-			for _, r := range got.Reservations {
-				if len(r.Cards) > 0 {
-					named++
-				}
-			}
+			named += len(got.Reservations)
 			s = nextCycle(t, s, got, &arrived)
 		}
 	})
