@@ -96,6 +96,7 @@ type Pool struct {
 	set   []uint64 // scratch: a reservation's cards, a bit each
 	tie   []uint64 // scratch: the cards of one release time, a bit each
 	last  lastClaim
+	comp  claimComp // scratch: exactCards' composition
 	pend  pendClaim
 	// claimGroups: the claim's busy groups (ClaimGroups), when known.
 	claimGroups []ClaimGroup
@@ -130,7 +131,7 @@ type poolStep struct {
 // free.
 func NewPool(lay *model.Layout) *Pool {
 	words := (len(lay.Cards) + 63) / 64
-	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), set: make([]uint64, words), tie: make([]uint64, words), last: lastClaim{set: make([]uint64, words)}, endOf: make([]int64, len(lay.Cards)), stepG: -1}
+	p := &Pool{lay: lay, free: make([]uint64, words), ok: make([]uint64, words), set: make([]uint64, words), tie: make([]uint64, words), endOf: make([]int64, len(lay.Cards)), stepG: -1}
 	p.model = PoolModel(lay)
 	for c := range lay.Cards {
 		if lay.Cards[c].Usable {
@@ -462,40 +463,25 @@ func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, _ [
 // exactCards are the k cards the card-by-card Profile reserves from t for
 // a job whose earliest start t is: among the cards free by t, those
 // released latest, ties (one release time) and the cards free now by
-// number. They are marked a word at a time where they are a run (a
-// group's, the free ones) and compared, as bits, with the last cards it
-// returned, which it returns again when they are the same: EASY's head,
-// cycle after cycle, names tens of thousands of cards on a flat
-// 93,312-card machine, and its references are then the last plan's
-// (baseline's headRefs).
+// number. EASY's head, cycle after cycle, names tens of thousands of
+// cards on a flat 93,312-card machine, mostly the same as the last plan's
+// (three plans in four of a 10,000-job replay): the cards are known by
+// what they are made of — the groups taken whole, those of the tie and
+// how many of their cards, the free cards taken — and when that is what
+// the last call's were made of, its list is returned again without
+// reading a card (baseline's headRefs then hands out its references
+// again too). Else they are marked, a word at a time where they are runs,
+// and read out.
 func (p *Pool) exactCards(t int64, k int) []int {
-	set := p.set
-	lo, hi := len(set), -1 // the words marked
-	mark := func(first, n int) {
-		for c, end := first, first+n; c < end; {
-			w, b := c>>6, c&63
-			top := min(64, b+end-c)
-			set[w] |= p.ok[w] & (^uint64(0) >> (64 - (top - b)) << b)
-			lo, hi = min(lo, w), max(hi, w)
-			c += top - b
-		}
-	}
-	// markAll marks a group's cards (sorted), usable or not: the words
-	// marked are masked by the usable cards once, at the end.
-	markAll := func(set []uint64, cards []int) (lo, hi int) {
-		if first, ok := oneRun(cards); ok {
-			mark(first, len(cards))
-		} else {
-			for _, c := range cards {
-				set[c>>6] |= 1 << (c & 63)
-			}
-		}
-		return cards[0] >> 6, cards[len(cards)-1] >> 6
-	}
-	// The groups released by t, latest first, whole while they fit in k.
+	// What they are made of: the groups released by t, latest first,
+	// whole while they fit in k, then the need lowest-numbered usable
+	// cards of one release time (the tie), then the lowest-numbered free
+	// cards.
+	cm := &p.comp
+	cm.whole, cm.tie, cm.tieNeed = cm.whole[:0], cm.tie[:0], 0
+	groups := p.pend.groups[:0]
 	i := sort.Search(len(p.groups), func(i int) bool { return p.groups[i].end-p.clock > t })
 	need := k
-	groups := p.pend.groups[:0]
 	for i > 0 && need > 0 {
 		// groups[j:i] share one release time.
 		j, n := i-1, p.groups[i-1].n
@@ -505,58 +491,21 @@ func (p *Pool) exactCards(t int64, k int) []int {
 		}
 		if n <= need {
 			for _, g := range p.groups[j:i] {
+				cm.whole = append(cm.whole, g.cards)
 				if g.n > 0 {
 					groups = append(groups, ClaimGroup{Cards: g.cards, Least: p.firstUsable(g.cards)})
 				}
-				l, h := markAll(set, g.cards)
-				lo, hi = min(lo, l), max(hi, h)
 			}
 		} else {
-			// The need lowest-numbered of that release time's usable
-			// cards: marked apart, and taken up to the need-th.
-			tie := p.tie
-			tlo, thi := len(tie), -1
-			for _, g := range p.groups[j:i] {
-				l, h := markAll(tie, g.cards)
-				tlo, thi = min(tlo, l), max(thi, h)
-			}
-			left, last := need, 0
-			for w := tlo; w <= thi; w++ {
-				word := tie[w] & p.ok[w]
-				tie[w] = 0
-				if left == 0 {
-					continue
-				}
-				if c := bits.OnesCount64(word); c > left {
-					for range c - left {
-						word &^= 1 << (63 - bits.LeadingZeros64(word)) // past the need-th
-					}
-				}
-				if word != 0 {
-					set[w] |= word
-					lo, hi = min(lo, w), max(hi, w)
-					left -= bits.OnesCount64(word)
-					last = w<<6 + 63 - bits.LeadingZeros64(word)
-				}
-			}
-			for _, g := range p.groups[j:i] {
-				if g.n > 0 {
-					if least := p.firstUsable(g.cards); least <= last {
-						groups = append(groups, ClaimGroup{Cards: g.cards, Least: least})
-					}
-				}
-			}
+			cm.tie, cm.tieNeed = append(cm.tie, p.groups[j:i]...), need
 			n = need
 		}
 		need -= n
 		i = j
 	}
-	for w := lo; w <= hi; w++ {
-		set[w] &= p.ok[w]
-	}
-	// Then the lowest-numbered free cards; the claim's free cards end
-	// below bound (ReserveCount).
-	bound := 0
+	// The free cards taken, a word each up to the last; the claim's free
+	// cards end below bound (ReserveCount).
+	cm.free, cm.bound = cm.free[:0], 0
 	for w := 0; need > 0; w++ {
 		if w == len(p.free) {
 			panic(fmt.Sprintf("profile: exact pool: %d cards short of a reservation the count allowed", need))
@@ -567,24 +516,71 @@ func (p *Pool) exactCards(t int64, k int) []int {
 				f &^= 1 << (63 - bits.LeadingZeros64(f)) // the highest taken back
 			}
 		}
+		cm.free = append(cm.free, f)
+		if f != 0 {
+			need -= bits.OnesCount64(f)
+			cm.bound = w<<6 + 64 - bits.LeadingZeros64(f)
+		}
+	}
+	set := p.set
+	lo, hi := len(set), -1 // the words marked
+	if cm.tieNeed > 0 {
+		// Marked apart, and taken up to the need-th: the tie's groups
+		// claimed are those with a card up to it.
+		tie := p.tie
+		tlo, thi := len(tie), -1
+		for _, g := range cm.tie {
+			l, h := markAll(tie, g.cards)
+			tlo, thi = min(tlo, l), max(thi, h)
+		}
+		left, last := cm.tieNeed, -1
+		for w := tlo; w <= thi; w++ {
+			word := tie[w] & p.ok[w]
+			tie[w] = 0
+			if left == 0 {
+				continue
+			}
+			if c := bits.OnesCount64(word); c > left {
+				for range c - left {
+					word &^= 1 << (63 - bits.LeadingZeros64(word)) // past the need-th
+				}
+			}
+			if word != 0 {
+				set[w] |= word
+				lo, hi = min(lo, w), max(hi, w)
+				left -= bits.OnesCount64(word)
+				last = w<<6 + 63 - bits.LeadingZeros64(word)
+			}
+		}
+		for _, g := range cm.tie {
+			if g.n > 0 {
+				if least := p.firstUsable(g.cards); least <= last {
+					groups = append(groups, ClaimGroup{Cards: g.cards, Least: least})
+				}
+			}
+		}
+	}
+	p.pend = pendClaim{gen: p.gen, bound: cm.bound, groups: groups}
+	l := &p.last
+	if l.cards != nil && len(l.cards) == k && cm.sameAs(&l.comp) {
+		if hi >= lo {
+			clear(set[lo : hi+1])
+		}
+		p.pend.first = &l.cards[0]
+		return l.cards
+	}
+	// Marked, and read out.
+	for _, cs := range cm.whole {
+		l, h := markAll(set, cs)
+		lo, hi = min(lo, l), max(hi, h)
+	}
+	for w := lo; w <= hi; w++ {
+		set[w] &= p.ok[w]
+	}
+	for w, f := range cm.free {
 		if f != 0 {
 			set[w] |= f
 			lo, hi = min(lo, w), max(hi, w)
-			need -= bits.OnesCount64(f)
-			bound = w<<6 + 64 - bits.LeadingZeros64(f)
-		}
-	}
-	p.pend = pendClaim{gen: p.gen, bound: bound, groups: groups}
-	// The same cards as last time: its list again.
-	if l := &p.last; l.cards != nil && len(l.cards) == k {
-		same := true
-		for w := min(lo, l.lo); w <= max(hi, l.hi) && same; w++ {
-			same = set[w] == l.set[w]
-		}
-		if same {
-			clear(set[lo : hi+1])
-			p.pend.first = &l.cards[0]
-			return l.cards
 		}
 	}
 	out := make([]int, 0, k)
@@ -592,24 +588,75 @@ func (p *Pool) exactCards(t int64, k int) []int {
 		for word := set[w]; word != 0; word &= word - 1 {
 			out = append(out, w<<6|bits.TrailingZeros64(word))
 		}
+		set[w] = 0
 	}
-	// The marked set becomes the last one; the last one's words, cleared,
-	// the scratch.
-	l := &p.last
-	if l.cards != nil {
-		clear(l.set[l.lo : l.hi+1])
-	}
-	p.set, l.set, l.cards, l.lo, l.hi = l.set, set, out, lo, hi
+	// What they were made of becomes the last call's.
+	l.cards = out
+	l.comp.whole = append(l.comp.whole[:0], cm.whole...)
+	l.comp.tie = append(l.comp.tie[:0], cm.tie...)
+	l.comp.free = append(l.comp.free[:0], cm.free...)
+	l.comp.tieNeed, l.comp.bound = cm.tieNeed, cm.bound
 	p.pend.first = &out[0]
 	return out
 }
 
-// lastClaim is the cards exactCards returned last, as a list and as bits
-// (words lo to hi).
+// markAll marks cards (sorted) in set, a word at a time where they are a
+// run, usable or not (the caller masks the words by the usable cards),
+// and returns the first and last word marked.
+func markAll(set []uint64, cards []int) (lo, hi int) {
+	if first, ok := oneRun(cards); ok {
+		for c, end := first, first+len(cards); c < end; {
+			w, b := c>>6, c&63
+			top := min(64, b+end-c)
+			set[w] |= ^uint64(0) >> (64 - (top - b)) << b
+			c += top - b
+		}
+	} else {
+		for _, c := range cards {
+			set[c>>6] |= 1 << (c & 63)
+		}
+	}
+	return cards[0] >> 6, cards[len(cards)-1] >> 6
+}
+
+// claimComp is what exactCards' cards are made of: the groups taken whole
+// (their cards, by identity: a group's slice is never modified), the
+// groups of the tie and how many of their cards, the free cards taken (a
+// word each) and their bound.
+type claimComp struct {
+	whole   [][]int
+	tie     []poolGroup
+	tieNeed int
+	free    []uint64
+	bound   int
+}
+
+// sameAs says whether two compositions make the same cards.
+func (a *claimComp) sameAs(b *claimComp) bool {
+	if len(a.whole) != len(b.whole) || len(a.tie) != len(b.tie) || a.tieNeed != b.tieNeed || !slices.Equal(a.free, b.free) {
+		return false
+	}
+	for i := range a.whole {
+		if !sameSlice(a.whole[i], b.whole[i]) {
+			return false
+		}
+	}
+	for i := range a.tie {
+		if !sameSlice(a.tie[i].cards, b.tie[i].cards) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSlice says whether two non-empty slices are the same slice.
+func sameSlice(a, b []int) bool { return len(a) == len(b) && &a[0] == &b[0] }
+
+// lastClaim is the cards exactCards returned last, and what they were
+// made of.
 type lastClaim struct {
-	cards  []int
-	set    []uint64
-	lo, hi int
+	cards []int
+	comp  claimComp
 }
 
 // pendClaim is the bound of the cards exactCards returned last (first is
