@@ -21,7 +21,8 @@ import (
 // and backfill jobs running on random nodes, a queue of jobs of any size,
 // and a huitian planner with a random history.
 func flatWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
-	c := modeltest.Uniform(rapid.IntRange(2, 40).Draw(t, "nodes"), 1, 0)
+	// Now and then more than a word of bits' worth.
+	c := modeltest.Uniform(rapid.SampledFrom([]int{rapid.IntRange(2, 40).Draw(t, "nodes"), rapid.IntRange(60, 150).Draw(t, "many")}).Draw(t, "size"), 1, 0)
 	now := modeltest.Epoch.Add(100 * time.Hour)
 	s := &model.Snapshot{Now: now, Cluster: c}
 	users := []string{"ann", "bob", "cy"}

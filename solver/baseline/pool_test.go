@@ -19,7 +19,8 @@ import (
 // profile.IsPool), some of its nodes unschedulable, running jobs on
 // random nodes, and a queue of jobs mostly of any topology.
 func randomPoolSnapshot(t *rapid.T) *model.Snapshot {
-	c := modeltest.Uniform(rapid.IntRange(1, 40).Draw(t, "nodes"), 1, 0)
+	// Now and then more than a word of bits' worth.
+	c := modeltest.Uniform(rapid.SampledFrom([]int{rapid.IntRange(1, 40).Draw(t, "nodes"), rapid.IntRange(60, 150).Draw(t, "many")}).Draw(t, "size"), 1, 0)
 	for i := range c.Nodes {
 		if i > 0 && rapid.IntRange(0, 9).Draw(t, "unschedulable") == 0 {
 			c.Nodes[i].Unschedulable = true
@@ -175,6 +176,9 @@ func TestExactPoolPlansAsPerCard(t *testing.T) {
 			if wb.Pool != nil {
 				t.Fatalf("cycle %d: a plan card by card names a pool", cycle)
 			}
+			if gb.Pool != nil && len(gb.ReservationCards) > 0 {
+				checkClaimGroups(t, gb.Pool, gb.ReservationCards[0])
+			}
 			gb.Pool = nil // the exact pool planned on, when it did
 			if diff := cmp.Diff(wb, gb); diff != "" {
 				t.Fatalf("cycle %d: the brief on an exact pool differs from the one card by card (-cards +exact):\n%s", cycle, diff)
@@ -196,5 +200,44 @@ func TestExactPoolPlansAsPerCard(t *testing.T) {
 	})
 	if named == 0 {
 		t.Fatal("no reservation named its cards: not a test of them")
+	}
+}
+
+// checkClaimGroups checks an exact pool's claim's groups against its cards
+// (sorted): every card of the claim not free now is in one group, each
+// group has cards in the claim, and its least card there is Least.
+func checkClaimGroups(t *rapid.T, p *profile.Pool, cards []int) {
+	groups, ok := p.ClaimGroups()
+	if !ok {
+		t.Fatal("an exact pool's claim names no groups")
+	}
+	free := p.FreeBits()
+	in := map[int]bool{}
+	for _, c := range cards {
+		in[c] = true
+	}
+	of := map[int]int{}
+	for gi, g := range groups {
+		least := -1
+		for _, c := range g.Cards {
+			if !in[c] {
+				continue
+			}
+			if _, dup := of[c]; dup {
+				t.Fatalf("card %d in two of the claim's groups", c)
+			}
+			of[c] = gi
+			if least < 0 || c < least {
+				least = c // a running job's cards come in any order
+			}
+		}
+		if least < 0 || least != g.Least {
+			t.Fatalf("claim group %d (%v): least card in the claim %d, Least %d", gi, g.Cards, least, g.Least)
+		}
+	}
+	for _, c := range cards {
+		if _, held := of[c]; !held && free[c>>6]&(1<<(c&63)) == 0 {
+			t.Fatalf("card %d of the claim %v is busy and in none of its groups %v (free %b)", c, cards, groups, free)
+		}
 	}
 }

@@ -479,7 +479,8 @@ func (p *Pool) exactCards(t int64, k int) []int {
 	// cards.
 	cm := &p.comp
 	cm.whole, cm.tie, cm.tieNeed = cm.whole[:0], cm.tie[:0], 0
-	groups := p.pend.groups[:0]
+	groups := cm.groups[:0]
+	defer func() { cm.groups = groups[:0] }()
 	i := sort.Search(len(p.groups), func(i int) bool { return p.groups[i].end-p.clock > t })
 	need := k
 	for i > 0 && need > 0 {
@@ -492,9 +493,6 @@ func (p *Pool) exactCards(t int64, k int) []int {
 		if n <= need {
 			for _, g := range p.groups[j:i] {
 				cm.whole = append(cm.whole, g.cards)
-				if g.n > 0 {
-					groups = append(groups, ClaimGroup{Cards: g.cards, Least: p.firstUsable(g.cards)})
-				}
 			}
 		} else {
 			cm.tie, cm.tieNeed = append(cm.tie, p.groups[j:i]...), need
@@ -522,17 +520,32 @@ func (p *Pool) exactCards(t int64, k int) []int {
 			cm.bound = w<<6 + 64 - bits.LeadingZeros64(f)
 		}
 	}
+	l := &p.last
+	if l.cards != nil && len(l.cards) == k && cm.sameAs(&l.comp) {
+		p.pend = pendClaim{gen: p.gen, bound: cm.bound, groups: l.groups, first: &l.cards[0]}
+		return l.cards
+	}
 	set := p.set
 	lo, hi := len(set), -1 // the words marked
+	for _, cs := range cm.whole {
+		l, h, least := p.markAll(set, cs)
+		lo, hi = min(lo, l), max(hi, h)
+		if least >= 0 {
+			groups = append(groups, ClaimGroup{Cards: cs, Least: least})
+		}
+	}
 	if cm.tieNeed > 0 {
 		// Marked apart, and taken up to the need-th: the tie's groups
-		// claimed are those with a card up to it.
+		// claimed are those with a usable card up to it.
 		tie := p.tie
 		tlo, thi := len(tie), -1
+		leasts := cm.leasts[:0]
 		for _, g := range cm.tie {
-			l, h := markAll(tie, g.cards)
+			l, h, least := p.markAll(tie, g.cards)
 			tlo, thi = min(tlo, l), max(thi, h)
+			leasts = append(leasts, least)
 		}
+		cm.leasts = leasts
 		left, last := cm.tieNeed, -1
 		for w := tlo; w <= thi; w++ {
 			word := tie[w] & p.ok[w]
@@ -552,28 +565,13 @@ func (p *Pool) exactCards(t int64, k int) []int {
 				last = w<<6 + 63 - bits.LeadingZeros64(word)
 			}
 		}
-		for _, g := range cm.tie {
-			if g.n > 0 {
-				if least := p.firstUsable(g.cards); least <= last {
-					groups = append(groups, ClaimGroup{Cards: g.cards, Least: least})
-				}
+		for gi, g := range cm.tie {
+			if least := leasts[gi]; least >= 0 && least <= last {
+				groups = append(groups, ClaimGroup{Cards: g.cards, Least: least})
 			}
 		}
 	}
-	p.pend = pendClaim{gen: p.gen, bound: cm.bound, groups: groups}
-	l := &p.last
-	if l.cards != nil && len(l.cards) == k && cm.sameAs(&l.comp) {
-		if hi >= lo {
-			clear(set[lo : hi+1])
-		}
-		p.pend.first = &l.cards[0]
-		return l.cards
-	}
-	// Marked, and read out.
-	for _, cs := range cm.whole {
-		l, h := markAll(set, cs)
-		lo, hi = min(lo, l), max(hi, h)
-	}
+	// Read out.
 	for w := lo; w <= hi; w++ {
 		set[w] &= p.ok[w]
 	}
@@ -591,32 +589,46 @@ func (p *Pool) exactCards(t int64, k int) []int {
 		set[w] = 0
 	}
 	// What they were made of becomes the last call's.
-	l.cards = out
+	l.cards, l.groups = out, append(l.groups[:0], groups...)
 	l.comp.whole = append(l.comp.whole[:0], cm.whole...)
 	l.comp.tie = append(l.comp.tie[:0], cm.tie...)
 	l.comp.free = append(l.comp.free[:0], cm.free...)
 	l.comp.tieNeed, l.comp.bound = cm.tieNeed, cm.bound
-	p.pend.first = &out[0]
+	p.pend = pendClaim{gen: p.gen, bound: cm.bound, groups: groups, first: &out[0]}
 	return out
 }
 
-// markAll marks cards (sorted) in set, a word at a time where they are a
-// run, usable or not (the caller masks the words by the usable cards),
-// and returns the first and last word marked.
-func markAll(set []uint64, cards []int) (lo, hi int) {
+// markAll marks cards in set, a word at a time where they are a run,
+// usable or not (the caller masks the words by the usable cards), and
+// returns the first and last word marked and the least usable card (-1:
+// none). A running job's cards come in the order its resource manager
+// lists them.
+func (p *Pool) markAll(set []uint64, cards []int) (lo, hi, least int) {
+	least = -1
 	if first, ok := oneRun(cards); ok {
-		for c, end := first, first+len(cards); c < end; {
+		end := first + len(cards)
+		for c := first; c < end; {
 			w, b := c>>6, c&63
 			top := min(64, b+end-c)
-			set[w] |= ^uint64(0) >> (64 - (top - b)) << b
+			mask := ^uint64(0) >> (64 - (top - b)) << b
+			set[w] |= mask
+			if u := p.ok[w] & mask; least < 0 && u != 0 {
+				least = w<<6 | bits.TrailingZeros64(u)
+			}
 			c += top - b
 		}
-	} else {
-		for _, c := range cards {
-			set[c>>6] |= 1 << (c & 63)
+		return first >> 6, (end - 1) >> 6, least
+	}
+	lo, hi = len(set), -1
+	for _, c := range cards {
+		w, bit := c>>6, uint64(1)<<(c&63)
+		set[w] |= bit
+		lo, hi = min(lo, w), max(hi, w)
+		if p.ok[w]&bit != 0 && (least < 0 || c < least) {
+			least = c
 		}
 	}
-	return cards[0] >> 6, cards[len(cards)-1] >> 6
+	return lo, hi, least
 }
 
 // claimComp is what exactCards' cards are made of: the groups taken whole
@@ -629,6 +641,8 @@ type claimComp struct {
 	tieNeed int
 	free    []uint64
 	bound   int
+	groups  []ClaimGroup // scratch: the claim's groups as they are found
+	leasts  []int        // scratch: the tie's groups' least usable cards
 }
 
 // sameAs says whether two compositions make the same cards.
@@ -655,8 +669,9 @@ func sameSlice(a, b []int) bool { return len(a) == len(b) && &a[0] == &b[0] }
 // lastClaim is the cards exactCards returned last, and what they were
 // made of.
 type lastClaim struct {
-	cards []int
-	comp  claimComp
+	cards  []int
+	comp   claimComp
+	groups []ClaimGroup // the claim's groups (ClaimGroups)
 }
 
 // pendClaim is the bound of the cards exactCards returned last (first is
@@ -675,16 +690,6 @@ type pendClaim struct {
 type ClaimGroup struct {
 	Cards []int
 	Least int
-}
-
-// firstUsable is the first of cards that is usable (a group holds one).
-func (p *Pool) firstUsable(cards []int) int {
-	for _, c := range cards {
-		if p.ok[c>>6]&(1<<(c&63)) != 0 {
-			return c
-		}
-	}
-	return cards[0]
 }
 
 // ClaimGroups are the busy groups whose cards an exact pool's claim takes
