@@ -69,25 +69,7 @@ func flatWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 		t.Fatalf("random snapshot invalid: %v", err)
 	}
 	h := NewHuitianGreedy(DefaultConfig())
-	for k := range rapid.IntRange(0, 60).Draw(t, "history") {
-		lim := time.Duration(rapid.IntRange(1, 30).Draw(t, "hlimit")) * 10 * time.Minute
-		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(rapid.SampledFrom(users).Draw(t, "hu")).Limit(lim).Build()
-		start := modeltest.Epoch.Add(time.Duration(k) * time.Minute)
-		run := time.Duration(rapid.Float64Range(0.05, 1).Draw(t, "hratio") * float64(lim))
-		observeFinished(h, j, start, run)
-	}
-	// Some queued jobs were first reserved long ago (past the threshold),
-	// some running backfill jobs admitted into a window.
-	for _, j := range s.Queued {
-		if rapid.IntRange(0, 3).Draw(t, "oldres") == 0 {
-			h.mem.firstReserved[j.ID] = now.Add(-2 * time.Hour)
-		}
-	}
-	for _, r := range s.Running {
-		if r.Kind == model.Backfill && rapid.IntRange(0, 2).Draw(t, "windowed") == 0 {
-			h.mem.window[r.Job.ID] = now.Add(time.Duration(rapid.IntRange(-60, 60).Draw(t, "windowEnd")) * time.Minute)
-		}
-	}
+	randomMemory(t, h, s, users)
 	return s, h
 }
 

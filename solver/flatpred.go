@@ -54,13 +54,13 @@ type flatPred struct {
 // an exact pool, the plan is not brief or has an LP, a queued job asks
 // for what a pool's placement rule does not answer (a card model, cards
 // per node), or the reservation's cards are not known by their groups.
-func (c *cycle) flatFor(core int) *flatPred {
+func (c *cycle) flatFor(resv int) *flatPred {
 	h, s := c.h, c.s
 	pool := c.core.Pool
-	if pool == nil || !s.Options.Brief || h.lp != nil || h.perCardPrediction || core > 1 {
+	if pool == nil || !s.Options.Brief || h.lp != nil || h.perCardPrediction || resv > 1 {
 		return nil
 	}
-	if _, ok := pool.ClaimGroups(); core == 1 && !ok {
+	if _, ok := pool.ClaimGroups(); resv == 1 && !ok {
 		return nil
 	}
 	f := &h.flat
@@ -125,17 +125,7 @@ func (f *flatPred) fitNow(dur int64, req profile.Request) ([]int, profile.Outcom
 	if eligible < k {
 		return nil, profile.Claimed
 	}
-	out := make([]int, 0, k)
-	for w := from >> 6; len(out) < k; w++ {
-		word := f.free[w]
-		if w == from>>6 {
-			word &^= 1<<(from&63) - 1
-		}
-		for ; word != 0 && len(out) < k; word &= word - 1 {
-			out = append(out, w<<6|bits.TrailingZeros64(word))
-		}
-	}
-	return out, profile.Fits
+	return profile.LowestFree(f.free, k, from), profile.Fits
 }
 
 // window is how long cards free now (sorted) stay free: the claim's t

@@ -75,6 +75,15 @@ func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 	if rapid.Bool().Draw(t, "lp") {
 		h = NewHuitian(DefaultConfig(), clp.LP{})
 	}
+	randomMemory(t, h, s, users)
+	return s, h
+}
+
+// randomMemory gives h a random history of users' finished jobs, marks
+// some of s's queued jobs first reserved long ago (past the threshold),
+// and some of its running backfill jobs admitted into a window, which has
+// ended for some of them.
+func randomMemory(t *rapid.T, h *Huitian, s *model.Snapshot, users []string) {
 	for k := range rapid.IntRange(0, 60).Draw(t, "history") {
 		lim := time.Duration(rapid.IntRange(1, 30).Draw(t, "hlimit")) * 10 * time.Minute
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User(rapid.SampledFrom(users).Draw(t, "hu")).Limit(lim).Build()
@@ -82,20 +91,16 @@ func randomWorld(t *rapid.T) (*model.Snapshot, *Huitian) {
 		run := time.Duration(rapid.Float64Range(0.05, 1).Draw(t, "hratio") * float64(lim))
 		observeFinished(h, j, start, run)
 	}
-	// Some queued jobs were first reserved long ago (past the threshold).
 	for _, j := range s.Queued {
 		if rapid.IntRange(0, 3).Draw(t, "oldres") == 0 {
-			h.mem.firstReserved[j.ID] = now.Add(-2 * time.Hour)
+			h.mem.firstReserved[j.ID] = s.Now.Add(-2 * time.Hour)
 		}
 	}
-	// Some running backfill jobs were admitted into a window, which has
-	// ended for some of them.
 	for _, r := range s.Running {
 		if r.Kind == model.Backfill && rapid.IntRange(0, 2).Draw(t, "windowed") == 0 {
-			h.mem.window[r.Job.ID] = now.Add(time.Duration(rapid.IntRange(-60, 60).Draw(t, "windowEnd")) * time.Minute)
+			h.mem.window[r.Job.ID] = s.Now.Add(time.Duration(rapid.IntRange(-60, 60).Draw(t, "windowEnd")) * time.Minute)
 		}
 	}
-	return s, h
 }
 
 // TestHuitianInvariants: what the baseline property test checks — no card

@@ -678,8 +678,8 @@ func (w *walker) resRefs(cards []int) []model.CardRef {
 }
 
 // sameInts reports whether two lists hold the same numbers: at once when
-// they are the same slice (sameCards).
-func sameInts(a, b []int) bool { return sameCards(a, b) || slices.Equal(a, b) }
+// they are the same slice (profile.SameCards).
+func sameInts(a, b []int) bool { return profile.SameCards(a, b) || slices.Equal(a, b) }
 
 // next says whether to consider one more job: not once the context is
 // cancelled, nor past its deadline once a job was considered. Jobs left

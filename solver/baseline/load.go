@@ -164,7 +164,7 @@ func (l *loader) sync(s *model.Snapshot, cards [][]int, until []int64, scratch b
 		if len(cs) == 0 {
 			continue
 		}
-		if h := &l.byCard[cs[0]]; h.cycle == last && sameCards(h.cards, cs) && h.end == l.at+until[i] {
+		if h := &l.byCard[cs[0]]; h.cycle == last && profile.SameCards(h.cards, cs) && h.end == l.at+until[i] {
 			h.cycle = l.cycle
 			continue
 		}
@@ -223,12 +223,6 @@ func (l *loader) reload(s *model.Snapshot, cards [][]int, until []int64) {
 		}
 	}
 	l.noteFirsts(cards)
-}
-
-// sameCards reports whether two card lists are the same slice: a
-// resolved list is never modified, so the same slice holds the same cards.
-func sameCards(a, b []int) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // HeldUntils returns each running job's busy time in seconds from now, as

@@ -383,7 +383,7 @@ func (p *Pool) FitNow(dur int64, req Request) ([]int, Outcome) {
 		return nil, Claimed
 	}
 	if p.exact {
-		return p.lowest(req.Cards, p.exactFrom(dur)), Fits
+		return LowestFree(p.free, req.Cards, p.exactFrom(dur)), Fits
 	}
 	return p.pick(req.Cards), Fits
 }
@@ -398,22 +398,22 @@ func (p *Pool) exactFrom(dur int64) int {
 	return p.bound
 }
 
-// lowest returns the k lowest-numbered free cards from card from on. The
-// count said they are there: fewer is a broken invariant, and panics.
-func (p *Pool) lowest(k, from int) []int {
+// LowestFree returns the k lowest-numbered cards set in free (a bit a
+// card, as FreeBits) from card from on. The caller counted them there:
+// fewer is a broken invariant, and panics.
+func LowestFree(free []uint64, k, from int) []int {
 	out := make([]int, 0, k)
-	for w := from >> 6; w < len(p.free) && len(out) < k; w++ {
-		word := p.free[w]
+	for w := from >> 6; w < len(free) && len(out) < k; w++ {
+		word := free[w]
 		if w == from>>6 {
 			word &^= 1<<(from&63) - 1
 		}
-		for word != 0 && len(out) < k {
+		for ; word != 0 && len(out) < k; word &= word - 1 {
 			out = append(out, w<<6|bits.TrailingZeros64(word))
-			word &= word - 1
 		}
 	}
 	if len(out) < k {
-		panic(fmt.Sprintf("profile: exact pool: %d cards free from card %d, the count said %d", len(out), from, k))
+		panic(fmt.Sprintf("profile: %d cards free from card %d, the count said %d", len(out), from, k))
 	}
 	return out
 }
@@ -651,20 +651,23 @@ func (a *claimComp) sameAs(b *claimComp) bool {
 		return false
 	}
 	for i := range a.whole {
-		if !sameSlice(a.whole[i], b.whole[i]) {
+		if !SameCards(a.whole[i], b.whole[i]) {
 			return false
 		}
 	}
 	for i := range a.tie {
-		if !sameSlice(a.tie[i].cards, b.tie[i].cards) {
+		if !SameCards(a.tie[i].cards, b.tie[i].cards) {
 			return false
 		}
 	}
 	return true
 }
 
-// sameSlice says whether two non-empty slices are the same slice.
-func sameSlice(a, b []int) bool { return len(a) == len(b) && &a[0] == &b[0] }
+// SameCards says whether two lists of cards are the same slice (a held
+// group's or a running job's, never modified, known by identity).
+func SameCards(a, b []int) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
 
 // lastClaim is the cards exactCards returned last, and what they were
 // made of.
