@@ -21,12 +21,26 @@ func (k AllocKind) String() string {
 
 // Running is a job holding cards: its specification and its allocation.
 type Running struct {
-	Job            Job
+	Job Job
+	// Cards are the cards the job holds. In a simulator's snapshot whose
+	// planner takes the running jobs' cards by number (sim.CardsPlanner),
+	// a job started by number (Start.CardNumbers) names none: the
+	// simulator hands its numbers to the planner beside the snapshot.
 	Cards          []CardRef
 	Start          time.Time
 	Kind           AllocKind
 	Progress       float64   // 0..1 when the resource manager reports it, else 0
 	ProtectedUntil time.Time // zero when not protected
+}
+
+// CardCount is how many cards the job holds: its Cards, or, where it
+// names none (a simulator's job started by number), the count its spec
+// asks for, which the simulator checked its start against.
+func (r *Running) CardCount() int {
+	if r.Cards != nil {
+		return len(r.Cards)
+	}
+	return r.Job.Cards
 }
 
 // Policy selects the planning algorithm.

@@ -172,6 +172,25 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 		return nil, e.refuse(st.JobID, "start kind %d: want regular or backfill", st.Kind)
 	}
 	want := e.trace[ji].Spec.Cards
+	var ids []int
+	var err error
+	if st.Cards == nil && st.CardNumbers != nil {
+		ids, err = e.takeNumbers(st, want)
+	} else {
+		ids, err = e.takeRefs(st, want)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if why := e.shape(&e.trace[ji].Spec, ids); why != "" {
+		return nil, e.refuse(st.JobID, "%s", why)
+	}
+	return ids, nil
+}
+
+// takeRefs resolves a start's cards by reference (a planner that names
+// them so: Planner.Plan) and marks them taken in this decision.
+func (e *engine) takeRefs(st *model.Start, want int) ([]int, error) {
 	if len(st.Cards) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
 	}
@@ -190,30 +209,65 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 			id, ok = e.lay.CardIDNear(ref, next)
 		}
 		next = id + 1
-		switch {
-		case !ok:
+		if !ok {
 			return nil, e.refuse(st.JobID, "card %s does not exist", ref)
-		case !e.lay.Cards[id].Usable:
-			return nil, e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", ref)
-		case e.cards.owner[id] >= 0:
-			return nil, e.refuse(st.JobID, "card %s is busy: job %q holds it", ref, e.trace[e.cards.owner[id]].ID)
-		case e.cards.taken[id] == e.stamp:
-			return nil, e.refuse(st.JobID, "card %s is also given to another start in this decision", ref)
 		}
-		e.cards.taken[id] = e.stamp
+		if err := e.takeCard(st, id); err != nil {
+			return nil, err
+		}
 		if !isView {
 			ids = append(ids, id)
 		}
 	}
 	if isView {
-		ids = e.lay.Run(view, len(st.Cards))
-	} else {
-		slices.Sort(ids)
+		return e.lay.Run(view, len(st.Cards)), nil
 	}
-	if why := e.shape(&e.trace[ji].Spec, ids); why != "" {
-		return nil, e.refuse(st.JobID, "%s", why)
-	}
+	slices.Sort(ids)
 	return ids, nil
+}
+
+// takeNumbers checks a start's cards by number (a CardsPlanner names them
+// so: model.Start.CardNumbers), sorted and each once, and marks them taken
+// in this decision. The simulator keeps its own copy, or the layout's own
+// numbers when they are consecutive (Layout.Run): a decision's slices are
+// its planner's.
+func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
+	nums := st.CardNumbers
+	if len(nums) != want {
+		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(nums), want)
+	}
+	prev := -1
+	for _, id := range nums {
+		switch {
+		case id < 0 || id >= len(e.lay.Cards):
+			return nil, e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", id, len(e.lay.Cards))
+		case id <= prev:
+			return nil, e.refuse(st.JobID, "card numbers not sorted, or a card twice: %d after %d", id, prev)
+		}
+		prev = id
+		if err := e.takeCard(st, id); err != nil {
+			return nil, err
+		}
+	}
+	if first := nums[0]; nums[len(nums)-1]-first == len(nums)-1 {
+		return e.lay.Run(first, len(nums)), nil
+	}
+	return slices.Clone(nums), nil
+}
+
+// takeCard marks card id taken by a start in this decision, or says why
+// the start cannot have it.
+func (e *engine) takeCard(st *model.Start, id int) error {
+	switch {
+	case !e.lay.Cards[id].Usable:
+		return e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", e.lay.Ref(id))
+	case e.cards.owner[id] >= 0:
+		return e.refuse(st.JobID, "card %s is busy: job %q holds it", e.lay.Ref(id), e.trace[e.cards.owner[id]].ID)
+	case e.cards.taken[id] == e.stamp:
+		return e.refuse(st.JobID, "card %s is also given to another start in this decision", e.lay.Ref(id))
+	}
+	e.cards.taken[id] = e.stamp
+	return nil
 }
 
 // shape says how cards (sorted) break the job's placement constraint, or "".

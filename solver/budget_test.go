@@ -172,7 +172,7 @@ func TestSoonerDeadline(t *testing.T) {
 // does, and returns it with its candidates.
 func lpReady(t *testing.T, h *Huitian, s *model.Snapshot) (*cycle, []int) {
 	t.Helper()
-	c, cands, err := h.toBackfill(context.Background(), s, nil)
+	c, cands, err := h.toBackfill(context.Background(), s, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -380,7 +380,7 @@ func TestSurvivalCountsEarlierWindows(t *testing.T) {
 		h.mem.window[id] = now.Add(30 * time.Minute)
 	}
 	s.Options.OverrunGrace = time.Minute
-	cy, err := h.newCycle(context.Background(), s, nil)
+	cy, err := h.newCycle(context.Background(), s, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,6 +350,7 @@ type cycle struct {
 	flat      *flatPred
 	grace     int64
 	runCards  [][]int      // each running job's cards (baseline.CardIDs.Resolve)
+	numbers   bool         // starts by number alone (PlanCards; baseline.Prepared.Numbers)
 	memo      []queuedMemo // each queued job's estimate cache entry, once known (queuedEst)
 	remHeld   []remHeld    // running jobs' remaining times, once asked (runningRem)
 	order     []int        // the queue in queue order (queueOrder)
@@ -657,18 +658,19 @@ func (h *Huitian) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]in
 	if err := baseline.CheckCards(s, cards); err != nil {
 		return nil, err
 	}
-	return h.plan(ctx, s, cards)
+	return h.plan(ctx, s, cards, true)
 }
 
 // Plan plans one cycle, in the phases solver/README.md draws.
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
-	return h.plan(ctx, s, nil)
+	return h.plan(ctx, s, nil, false)
 }
 
 // plan is Plan with the running jobs' cards given (PlanCards), or nil to
-// resolve them from their references.
-func (h *Huitian) plan(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error) {
-	c, candidates, err := h.toBackfill(ctx, s, cards)
+// resolve them from their references; numbers says the starts name their
+// cards by number alone (PlanCards' caller reads them so).
+func (h *Huitian) plan(ctx context.Context, s *model.Snapshot, cards [][]int, numbers bool) (*model.Decision, error) {
+	c, candidates, err := h.toBackfill(ctx, s, cards, numbers)
 	if err != nil {
 		return nil, err
 	}
@@ -690,10 +692,11 @@ func (h *Huitian) plan(ctx context.Context, s *model.Snapshot, cards [][]int) (*
 
 // toBackfill sets a cycle up and runs Plan's phases 1 to 5: what the
 // backfill beyond EASY starts from, and the candidates it considers.
-// cards is the running jobs' cards as PlanCards takes them, or nil.
-func (h *Huitian) toBackfill(ctx context.Context, s *model.Snapshot, cards [][]int) (*cycle, []int, error) {
+// cards is the running jobs' cards as PlanCards takes them, or nil;
+// numbers is plan's.
+func (h *Huitian) toBackfill(ctx context.Context, s *model.Snapshot, cards [][]int, numbers bool) (*cycle, []int, error) {
 	h.sweepEstimates()
-	c, err := h.newCycle(ctx, s, cards)
+	c, err := h.newCycle(ctx, s, cards, numbers)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -905,8 +908,9 @@ const (
 )
 
 // newCycle begins a plan of s: what every phase reads. cards is the
-// running jobs' cards as PlanCards takes them, or nil to resolve them.
-func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot, cards [][]int) (*cycle, error) {
+// running jobs' cards as PlanCards takes them, or nil to resolve them;
+// numbers says the starts name their cards by number alone.
+func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot, cards [][]int, numbers bool) (*cycle, error) {
 	// The planner's own: one Plan at a time, and nothing of a cycle
 	// outlives its Plan (a cycle's worth of allocation every cycle).
 	c := &h.cyc
@@ -919,7 +923,7 @@ func (h *Huitian) newCycle(ctx context.Context, s *model.Snapshot, cards [][]int
 	c.grace = baseline.OverrunGrace(s)
 	// The running jobs' cards, resolved once for the guarantee's plans
 	// and the predicted profile, or as PlanCards was given them.
-	c.runCards = cards
+	c.runCards, c.numbers = cards, numbers
 	if cards == nil {
 		var err error
 		if c.runCards, err = h.cards.Resolve(s); err != nil {
@@ -1102,7 +1106,7 @@ func (c *cycle) classify(candidates []int) {
 	c.d.Stats.BackfillCards += c.runBackfill
 	for _, st := range c.d.Starts {
 		if st.Kind == model.Backfill {
-			c.d.Stats.IdleCards += len(st.Cards)
+			c.d.Stats.IdleCards += st.CardCount()
 		}
 	}
 	if c.s.Options.Brief {
@@ -1351,13 +1355,15 @@ func (c *cycle) start(j *model.Job, cards []int, e jobEst, sp startSpec) {
 	}
 	c.startDist = append(c.startDist, e.dist)
 	c.h.startDists = c.startDist // grown: the next cycle's buffer
-	refs := sp.refs
-	if refs == nil {
-		refs = c.lay.Refs(cards)
-	}
 	st := model.Start{
-		JobID: j.ID, Cards: refs, Kind: sp.kind, Fragment: sp.frag, Reason: sp.reason,
+		JobID: j.ID, CardNumbers: cards, Kind: sp.kind, Fragment: sp.frag, Reason: sp.reason,
 		PreemptProb: sp.risk.prob, Unbounded: !sp.risk.claimed,
+	}
+	if !c.numbers {
+		st.Cards = sp.refs
+		if st.Cards == nil {
+			st.Cards = c.lay.Refs(cards)
+		}
 	}
 	if sp.risk.claimed {
 		st.ExpectedRetention = time.Duration(sp.risk.claim.Mean() * float64(time.Second))

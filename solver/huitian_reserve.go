@@ -52,7 +52,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	planned = c.contracts()
 	h.held = baseline.HeldUntils(s, h.held)
-	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards}
+	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards, Numbers: c.numbers}
 	prep.Until = c.withReleases(h.held, planned)
 	g := &guaranteeTries{c: c, ctx: ctx, prep: prep, planned: planned, margin: max(baseline.Seconds(h.cfg.Preempt.Margin), 1)}
 	more := g.setUp

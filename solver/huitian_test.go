@@ -404,7 +404,7 @@ func TestQueueInAnyOrderKeepsEntries(t *testing.T) {
 		if rapid.Bool().Draw(t, "reverse") {
 			// The walk's worst case: every entry is still found.
 			slices.Reverse(s2.Queued)
-			c, err := h.newCycle(context.Background(), &s2, nil)
+			c, err := h.newCycle(context.Background(), &s2, nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}

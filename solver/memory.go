@@ -149,10 +149,10 @@ func (h *Huitian) Decided(s *model.Snapshot, d *model.Decision) {
 	}
 	busy := 0
 	for i := range s.Running {
-		busy += len(s.Running[i].Cards)
+		busy += s.Running[i].CardCount()
 	}
-	for _, st := range d.Starts {
-		busy += len(st.Cards)
+	for i := range d.Starts {
+		busy += d.Starts[i].CardCount()
 	}
 	if !m.lastNow.IsZero() && s.Now.After(m.lastNow) {
 		dt := s.Now.Sub(m.lastNow).Seconds()

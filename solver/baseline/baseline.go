@@ -135,24 +135,26 @@ func (pl *Planner) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision
 // cards[i] is s.Running[i]'s cards, sorted, and the same slice, never
 // modified, for as long as the job runs. The planner reads them instead
 // of resolving every running job's references each cycle, and does not
-// check them against the references: they are the caller's word.
+// check them against the references: they are the caller's word. Its
+// starts name their cards by number alone (Prepared.Numbers), and a
+// running job may name none (model.Running.Cards).
 func (pl *Planner) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error) {
 	if err := CheckCards(s, cards); err != nil {
 		return nil, err
 	}
-	return pl.PlanPrepared(ctx, s, Prepared{Order: QueueOrder(s.Queued), Cards: cards})
+	return pl.PlanPrepared(ctx, s, Prepared{Order: QueueOrder(s.Queued), Cards: cards, Numbers: true})
 }
 
 // CheckCards checks a caller's running jobs' card numbers (PlanCards) for
 // what can be checked without reading every card: one list per running
-// job, as long as its references, none empty.
+// job, as many as it holds (model.Running.CardCount), none empty.
 func CheckCards(s *model.Snapshot, cards [][]int) error {
 	if len(cards) != len(s.Running) {
 		return fmt.Errorf("%w: cards of %d running jobs given for %d", model.ErrInvalid, len(cards), len(s.Running))
 	}
 	for i, cs := range cards {
-		if len(cs) == 0 || len(cs) != len(s.Running[i].Cards) {
-			return fmt.Errorf("%w: running[%d]: %d card numbers given for %d cards", model.ErrInvalid, i, len(cs), len(s.Running[i].Cards))
+		if n := s.Running[i].CardCount(); len(cs) == 0 || len(cs) != n {
+			return fmt.Errorf("%w: running[%d]: %d card numbers given for %d cards", model.ErrInvalid, i, len(cs), n)
 		}
 	}
 	return nil
@@ -186,12 +188,17 @@ func CheckCards(s *model.Snapshot, cards [][]int) error {
 // job's sweep to decide anything; a what-if need not, and that sweep —
 // a large gang's, on a profile of its own slot — took 10–19 ms at 65,536
 // cards, begun with a millisecond of the budget left.
+//
+// Numbers says the caller reads starts by card number: the decision's
+// starts then name their cards by model.Start.CardNumbers alone, without
+// a reference per card (Cards nil).
 type Prepared struct {
-	Order  []int
-	Cards  [][]int
-	Until  []int64
-	Slot   int
-	WhatIf bool
+	Order   []int
+	Cards   [][]int
+	Until   []int64
+	Slot    int
+	WhatIf  bool
+	Numbers bool
 }
 
 // Slots is how many profiles a planner keeps loaded (Prepared.Slot).
@@ -329,7 +336,7 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 		d.Starts = make([]model.Start, 0, *starts)
 	}
 	w := &walker{ctx: ctx, p: pl.P, s: s, capa: capa, d: d, mainOnly: mode == walkMain, more: more, brief: mode != walkFull || s.Options.Brief,
-		head: &ld.head, considered: prep.WhatIf, exact: exactPool}
+		head: &ld.head, considered: prep.WhatIf, exact: exactPool, numbers: prep.Numbers}
 	if !w.brief {
 		// Nearly every queued job waits in a deep queue.
 		d.Pending = make([]model.Pending, 0, len(s.Queued))
@@ -633,6 +640,7 @@ type walker struct {
 	// The card numbers of each entry of d.Starts and d.Reservations.
 	startCards, resvCards [][]int
 	exact                 *profile.Pool // capa's, when an exact pool (Brief.Pool)
+	numbers               bool          // starts by number alone (Prepared.Numbers)
 }
 
 // headRefs is the last plan's first reservation of many cards: its cards
@@ -1005,12 +1013,15 @@ func (w *walker) start(j *model.Job, cards []int, dur int64) {
 		panic(fmt.Sprintf("baseline: start of %s: %v", j.ID, err))
 	}
 	st := model.Start{
-		JobID:     j.ID,
-		Cards:     w.capa.Layout().RefsView(cards), // read only, as a decision is
-		Kind:      model.Regular,
-		Fragment:  model.FragmentFree,
-		Unbounded: true,
-		Reason:    "fits now in queue order",
+		JobID:       j.ID,
+		CardNumbers: cards, // read only, as a decision is
+		Kind:        model.Regular,
+		Fragment:    model.FragmentFree,
+		Unbounded:   true,
+		Reason:      "fits now in queue order",
+	}
+	if !w.numbers {
+		st.Cards = w.capa.Layout().RefsView(cards)
 	}
 	if w.waiting != "" {
 		st.Kind = model.Backfill

@@ -71,8 +71,8 @@ func withoutCards(d *model.Decision) *model.Decision {
 	o.Starts = slices.Clone(d.Starts)
 	for i := range o.Starts {
 		st := &o.Starts[i]
-		st.JobID = fmt.Sprintf("%s on %d cards", st.JobID, len(st.Cards))
-		st.Cards, st.ExpectedRetention, st.Unbounded, st.Fragment = nil, 0, false, 0
+		st.JobID = fmt.Sprintf("%s on %d cards", st.JobID, st.CardCount())
+		st.Cards, st.CardNumbers, st.ExpectedRetention, st.Unbounded, st.Fragment = nil, nil, 0, false, 0
 	}
 	o.Reservations = slices.Clone(d.Reservations)
 	for i := range o.Reservations {

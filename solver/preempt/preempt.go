@@ -58,7 +58,7 @@ type Release struct {
 // its whole run until it stops (at stop), a suspended one its checkpoint,
 // written and read back when it resumes (as the simulator counts it).
 func Lost(r *model.Running, action model.PreemptAction, stop time.Time) float64 {
-	cards := float64(len(r.Cards))
+	cards := float64(r.CardCount())
 	if action == model.PreemptSuspend {
 		return cards * 2 * r.Job.CheckpointCost.Seconds()
 	}
