@@ -151,7 +151,9 @@ func (e *engine) preempt(p *model.Preemption, t int64) error {
 }
 
 // checkStart checks one start against the cluster and the queue and
-// returns its cards' dense numbers.
+// returns its cards' dense numbers, which it gives the job at once
+// (cardOwners.claim): the decision's later starts find them held, and a
+// refused decision ends the run, with nothing to undo.
 func (e *engine) checkStart(st *model.Start) ([]int, error) {
 	ji, ok := e.lists.inQueue[st.JobID]
 	if !ok {
@@ -175,9 +177,9 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 	var ids []int
 	var err error
 	if st.Cards == nil && st.CardNumbers != nil {
-		ids, err = e.takeNumbers(st, want)
+		ids, err = e.takeNumbers(st, ji, want)
 	} else {
-		ids, err = e.takeRefs(st, want)
+		ids, err = e.takeRefs(st, ji, want)
 	}
 	if err != nil {
 		return nil, err
@@ -189,8 +191,8 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 }
 
 // takeRefs resolves a start's cards by reference (a planner that names
-// them so: Planner.Plan) and marks them taken in this decision.
-func (e *engine) takeRefs(st *model.Start, want int) ([]int, error) {
+// them so: Planner.Plan) and gives them to job ji.
+func (e *engine) takeRefs(st *model.Start, ji int32, want int) ([]int, error) {
 	if len(st.Cards) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
 	}
@@ -212,7 +214,7 @@ func (e *engine) takeRefs(st *model.Start, want int) ([]int, error) {
 		if !ok {
 			return nil, e.refuse(st.JobID, "card %s does not exist", ref)
 		}
-		if err := e.takeCard(st, id); err != nil {
+		if err := e.takeCard(st, ji, id); err != nil {
 			return nil, err
 		}
 		if !isView {
@@ -227,11 +229,11 @@ func (e *engine) takeRefs(st *model.Start, want int) ([]int, error) {
 }
 
 // takeNumbers checks a start's cards by number (a CardsPlanner names them
-// so: model.Start.CardNumbers), sorted and each once, and marks them taken
-// in this decision. The simulator keeps its own copy, or the layout's own
-// numbers when they are consecutive (Layout.Run): a decision's slices are
-// its planner's.
-func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
+// so: model.Start.CardNumbers), sorted and each once, and gives them to
+// job ji. The simulator keeps its own copy, or the layout's own numbers
+// when they are consecutive (Layout.Run): a decision's slices are its
+// planner's.
+func (e *engine) takeNumbers(st *model.Start, ji int32, want int) ([]int, error) {
 	nums := st.CardNumbers
 	if len(nums) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(nums), want)
@@ -245,7 +247,7 @@ func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
 			return nil, e.refuse(st.JobID, "card numbers not sorted, or a card twice: %d after %d", id, prev)
 		}
 		prev = id
-		if err := e.takeCard(st, id); err != nil {
+		if err := e.takeCard(st, ji, id); err != nil {
 			return nil, err
 		}
 	}
@@ -255,19 +257,20 @@ func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
 	return slices.Clone(nums), nil
 }
 
-// takeCard marks card id taken by a start in this decision, or says why
-// the start cannot have it.
-func (e *engine) takeCard(st *model.Start, id int) error {
-	switch {
-	case !e.lay.Cards[id].Usable:
-		return e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", e.lay.Ref(id))
-	case e.cards.owner[id] >= 0:
-		return e.refuse(st.JobID, "card %s is busy: job %q holds it", e.lay.Ref(id), e.trace[e.cards.owner[id]].ID)
-	case e.cards.taken[id] == e.stamp:
-		return e.refuse(st.JobID, "card %s is also given to another start in this decision", e.lay.Ref(id))
+// takeCard gives card id to job ji, started in this decision, or says
+// why it cannot have it.
+func (e *engine) takeCard(st *model.Start, ji int32, id int) error {
+	if e.cards.claim(id, ji) {
+		return nil
 	}
-	e.cards.taken[id] = e.stamp
-	return nil
+	switch o := e.cards.owner[id]; {
+	case o == unusable:
+		return e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", e.lay.Ref(id))
+	case e.js[o].state == stQueued: // its start came first in this decision
+		return e.refuse(st.JobID, "card %s is also given to another start in this decision", e.lay.Ref(id))
+	default:
+		return e.refuse(st.JobID, "card %s is busy: job %q holds it", e.lay.Ref(id), e.trace[o].ID)
+	}
 }
 
 // shape says how cards (sorted) break the job's placement constraint, or "".
@@ -332,7 +335,7 @@ func (e *engine) start(st *model.Start, ids []int, t int64) {
 	}
 	end, _ := e.segment(j, t)
 	e.heap.push(event{t: end, job: ji, gen: j.gen, kind: evEnd})
-	e.cards.take(ids, ji)
+	e.cards.busy += len(ids) // the job's since checkStart
 	if j.restore > 0 {
 		e.meter.acc.lostCardSeconds += float64(len(ids)) * float64(j.restore)
 	}

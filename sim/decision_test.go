@@ -16,6 +16,11 @@ func start(id string, kind model.AllocKind, cards ...model.CardRef) model.Start 
 	return model.Start{JobID: id, Cards: cards, Kind: kind}
 }
 
+// startN is a regular start that names its cards by number alone.
+func startN(id string, cards ...int) model.Start {
+	return model.Start{JobID: id, CardNumbers: cards, Kind: model.Regular}
+}
+
 func TestBadDecisions(t *testing.T) {
 	// Two 1-card jobs submitted at 0 and a 2-card job at 1 on flat:2. The
 	// planner starts job a on p0 at 0; at the second cycle (t=1) it makes
@@ -29,6 +34,16 @@ func TestBadDecisions(t *testing.T) {
 	}{
 		{"start on a busy card", model.Decision{Starts: []model.Start{start("b", model.Regular, ref("p0", 0))}},
 			"b", `card p0/0 is busy: job "a" holds it`},
+		{"start by number on a busy card", model.Decision{Starts: []model.Start{startN("b", 0)}},
+			"b", `card p0/0 is busy: job "a" holds it`},
+		{"start by an unknown number", model.Decision{Starts: []model.Start{startN("b", 2)}},
+			"b", "card number 2 does not exist (the cluster has 2 cards)"},
+		{"start by numbers out of order", model.Decision{Preemptions: []model.Preemption{{JobID: "a", Action: model.PreemptRequeue}}, Starts: []model.Start{startN("c", 1, 0)}},
+			"c", "card numbers not sorted, or a card twice: 0 after 1"},
+		{"start by a number twice", model.Decision{Preemptions: []model.Preemption{{JobID: "a", Action: model.PreemptRequeue}}, Starts: []model.Start{startN("c", 1, 1)}},
+			"c", "card numbers not sorted, or a card twice: 1 after 1"},
+		{"start by too few numbers", model.Decision{Starts: []model.Start{startN("c", 1)}},
+			"c", "started on 1 cards, it asks for 2"},
 		{"start on an unknown card", model.Decision{Starts: []model.Start{start("b", model.Regular, ref("p7", 0))}},
 			"b", "card p7/0 does not exist"},
 		{"job started twice in one decision", model.Decision{Starts: []model.Start{

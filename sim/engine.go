@@ -271,7 +271,7 @@ type engine struct {
 	lists jobLists
 	meter accounting
 
-	stamp uint32 // the current decision's stamp (job.mark, cardOwners.taken)
+	stamp uint32 // the current decision's stamp (job.mark)
 	heap  eventHeap
 	next  int // next trace job to arrive
 	// secFirst is the first trace job submitted in the second of the last

@@ -8,35 +8,45 @@ import (
 
 // cardOwners is who holds each card (by the layout's dense card number).
 type cardOwners struct {
-	owner  []int32  // per card: the job holding it, -1 when free
-	taken  []uint32 // per card: decision stamp of a start that took it
-	busy   int      // cards held
-	usable int      // cards that can be held
+	// owner is per card the job holding it (from the check of its start,
+	// checkStart), free, or unusable: one read says whether a start may
+	// have it.
+	owner  []int32
+	busy   int // cards held by running jobs
+	usable int // cards that can be held
 }
 
+// Card owners besides jobs.
+const (
+	free     int32 = -1
+	unusable int32 = -2 // unhealthy or on an unschedulable node
+)
+
 func newCardOwners(lay *model.Layout) cardOwners {
-	c := cardOwners{owner: make([]int32, len(lay.Cards)), taken: make([]uint32, len(lay.Cards))}
+	c := cardOwners{owner: make([]int32, len(lay.Cards))}
 	for i := range c.owner {
-		c.owner[i] = -1
+		c.owner[i] = unusable
 		if lay.Cards[i].Usable {
+			c.owner[i] = free
 			c.usable++
 		}
 	}
 	return c
 }
 
-// take gives cards to job ji.
-func (c *cardOwners) take(ids []int, ji int32) {
-	for _, id := range ids {
-		c.owner[id] = ji
+// claim gives card id to job ji when it is free, and says whether it was.
+func (c *cardOwners) claim(id int, ji int32) bool {
+	if c.owner[id] != free {
+		return false
 	}
-	c.busy += len(ids)
+	c.owner[id] = ji
+	return true
 }
 
 // free frees cards.
 func (c *cardOwners) free(ids []int) {
 	for _, id := range ids {
-		c.owner[id] = -1
+		c.owner[id] = free
 	}
 	c.busy -= len(ids)
 }
