@@ -24,7 +24,8 @@ type cardsChecked struct {
 	pl     CardsPlanner
 	ids    baseline.CardIDs
 	last   map[string][]int
-	named  map[string][]int // each start's card numbers, by job
+	named  map[string][]int // a copy of each start's card numbers, by job
+	own    map[string][]int // each start's card numbers, the slice itself
 	cycles int
 }
 
@@ -35,7 +36,7 @@ func (c *cardsChecked) Plan(context.Context, *model.Snapshot) (*model.Decision, 
 
 func (c *cardsChecked) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error) {
 	if c.named == nil {
-		c.named = map[string][]int{}
+		c.named, c.own = map[string][]int{}, map[string][]int{}
 	}
 	next := map[string][]int{}
 	for i, r := range s.Running {
@@ -52,6 +53,9 @@ func (c *cardsChecked) PlanCards(ctx context.Context, s *model.Snapshot, cards [
 		if !slices.Equal(cards[i], want) {
 			c.t.Fatalf("cycle %d: %s: the simulator gives cards %v, its start named %v", c.cycles, r.Job.ID, cards[i], want)
 		}
+		if own, ok := c.own[r.Job.ID]; ok && r.Cards == nil && &own[0] != &cards[i][0] {
+			c.t.Fatalf("cycle %d: %s: the simulator gives its cards in a slice other than its start's", c.cycles, r.Job.ID)
+		}
 		if l, ok := c.last[r.Job.ID]; ok && &l[0] != &cards[i][0] {
 			c.t.Fatalf("cycle %d: %s: a new slice for the cards of a job that runs on", c.cycles, r.Job.ID)
 		}
@@ -67,7 +71,7 @@ func (c *cardsChecked) PlanCards(ctx context.Context, s *model.Snapshot, cards [
 		if st.Cards != nil || len(st.CardNumbers) == 0 {
 			c.t.Fatalf("cycle %d: %T: %s: a start of PlanCards names %d cards by reference and %d by number", c.cycles, c.pl, st.JobID, len(st.Cards), len(st.CardNumbers))
 		}
-		c.named[st.JobID] = slices.Clone(st.CardNumbers)
+		c.named[st.JobID], c.own[st.JobID] = slices.Clone(st.CardNumbers), st.CardNumbers
 	}
 	return d, nil
 }

@@ -230,9 +230,9 @@ func (e *engine) takeRefs(st *model.Start, ji int32, want int) ([]int, error) {
 
 // takeNumbers checks a start's cards by number (a CardsPlanner names them
 // so: model.Start.CardNumbers), sorted and each once, and gives them to
-// job ji. The simulator keeps its own copy, or the layout's own numbers
-// when they are consecutive (Layout.Run): a decision's slices are its
-// planner's.
+// job ji. The slice is the job's cards from then on, handed back to the
+// planner (CardsPlanner: neither modifies it), which knows its own start
+// by it.
 func (e *engine) takeNumbers(st *model.Start, ji int32, want int) ([]int, error) {
 	nums := st.CardNumbers
 	if len(nums) != want {
@@ -251,10 +251,7 @@ func (e *engine) takeNumbers(st *model.Start, ji int32, want int) ([]int, error)
 			return nil, err
 		}
 	}
-	if first := nums[0]; nums[len(nums)-1]-first == len(nums)-1 {
-		return e.lay.Run(first, len(nums)), nil
-	}
-	return slices.Clone(nums), nil
+	return nums, nil
 }
 
 // takeCard gives card id to job ji, started in this decision, or says

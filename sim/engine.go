@@ -27,6 +27,10 @@ type Planner interface {
 // checked when the job started, and the same slice, never changed, for
 // as long as the job holds them. On a flat 93,312-card machine the
 // references' check was a tenth of a replay (solver/baseline.CardIDs).
+// PlanCards' starts name their cards by number alone
+// (model.Start.CardNumbers), and each such slice, once checked, is the
+// job's cards[i]: the planner never modifies it once handed out, and
+// knows its own start by it.
 type CardsPlanner interface {
 	Planner
 	PlanCards(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error)

@@ -65,8 +65,14 @@ type kept interface {
 	// advance undoes the last plan's reservations and moves time dt on.
 	// It returns the cards the plan started that are still held, for the
 	// loader to free those no running job holds now: a profile's, and
-	// none of a pool, which undoes its starts.
+	// none of a pool, whose starts stay pending until takeUp and
+	// dropStarts.
 	advance(dt int64) []int32
+	// takeUp makes a pending start on the same cards (the same slice) a
+	// job's hold until until, and says whether there was one (a pool's);
+	// dropStarts frees the pending starts no job took up.
+	takeUp(cards []int, until int64) bool
+	dropStarts()
 	// hold holds a job's cards until until, on a profile just reset when
 	// fresh; release frees them; free frees one card.
 	hold(cards []int, until int64, fresh bool)
@@ -77,6 +83,8 @@ type kept interface {
 func (c cardCap) reset()                   { c.Reset() }
 func (c cardCap) advance(dt int64) []int32 { return c.Advance(dt) }
 func (c cardCap) free(card int32)          { c.Set(int(card), 0) }
+func (c cardCap) takeUp([]int, int64) bool { return false }
+func (c cardCap) dropStarts()              {}
 
 func (c cardCap) hold(cards []int, until int64, fresh bool) {
 	for _, k := range cards {
@@ -95,7 +103,9 @@ func (c cardCap) release(cards []int) {
 }
 
 func (c poolCap) reset()                                { c.Reset() }
-func (c poolCap) advance(dt int64) []int32              { c.Advance(dt); return nil }
+func (c poolCap) advance(dt int64) []int32              { c.AdvancePending(dt); return nil }
+func (c poolCap) takeUp(cards []int, until int64) bool  { return c.TakeUp(cards, until) }
+func (c poolCap) dropStarts()                           { c.DropStarts() }
 func (c poolCap) hold(cards []int, until int64, _ bool) { c.Hold(cards, until) }
 func (c poolCap) release(cards []int)                   { c.Release(cards) }
 func (c poolCap) free(int32)                            {}
@@ -178,7 +188,19 @@ func (l *loader) sync(s *model.Snapshot, cards [][]int, until []int64, scratch b
 			h.cycle = 0
 		}
 	}
+	// A job on a start of the last plan, the same slice of cards (the
+	// simulator's: its starts' own), is held where the start was;
+	// then the starts no job took up are freed, and the rest held.
+	rest := hold[:0]
 	for _, i := range hold {
+		if l.kept.takeUp(cards[i], until[i]) {
+			l.noteHeld(cards[i], until[i])
+			continue
+		}
+		rest = append(rest, i)
+	}
+	l.kept.dropStarts()
+	for _, i := range rest {
 		l.holdJob(cards[i], until[i], false)
 	}
 	for _, c := range started {
@@ -186,7 +208,7 @@ func (l *loader) sync(s *model.Snapshot, cards [][]int, until []int64, scratch b
 			l.kept.free(c)
 		}
 	}
-	l.hold = hold
+	l.hold = rest
 	l.noteFirsts(cards)
 }
 
@@ -194,6 +216,11 @@ func (l *loader) sync(s *model.Snapshot, cards [][]int, until []int64, scratch b
 // just reset when fresh, and notes it held by this load.
 func (l *loader) holdJob(cards []int, end int64, fresh bool) {
 	l.kept.hold(cards, end, fresh)
+	l.noteHeld(cards, end)
+}
+
+// noteHeld notes a job held by this load on cards until end.
+func (l *loader) noteHeld(cards []int, end int64) {
 	if l.mark != nil {
 		for _, c := range cards {
 			l.mark[c] = l.cycle

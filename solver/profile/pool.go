@@ -257,18 +257,67 @@ func (p *Pool) unhold(g poolGroup) {
 // 0 seconds on, freeing the groups whose busy time ends by then. A start
 // that a job took up comes back as that job's Hold.
 func (p *Pool) Advance(dt int64) {
+	p.AdvancePending(dt)
+	p.DropStarts()
+}
+
+// AdvancePending is Advance but for the plan's starts, which stay held,
+// pending: each one a job took up becomes that job's group (TakeUp), on
+// the same cards, and DropStarts frees the rest. Until then the pool
+// holds cards no job may hold: the caller takes up and drops before it
+// holds any other job. A start of thousands of cards on a flat 93,312-card
+// machine was freed and held again card by card, the cycle after it.
+func (p *Pool) AdvancePending(dt int64) {
 	if dt < 0 {
 		panic("profile: Advance moves time forward only")
 	}
 	p.clock += dt
 	p.groups = slices.DeleteFunc(p.groups, func(g poolGroup) bool {
-		if g.start || g.end <= p.clock {
+		if g.end <= p.clock {
 			p.unhold(g)
 			return true
 		}
 		return false
 	})
 	p.claims, p.bound, p.claimKnown = p.claims[:0], 0, false
+	p.gen++
+}
+
+// TakeUp makes a pending start (AdvancePending) on cards — the same slice
+// (SameCards) — a job's group held until until > 0 seconds from now, as
+// Hold would, and says whether it found one.
+func (p *Pool) TakeUp(cards []int, until int64) bool {
+	if p.starts == 0 || len(cards) == 0 || p.endOf[cards[0]] == 0 {
+		return false
+	}
+	i, ok := slices.BinarySearchFunc(p.groups, poolGroup{end: p.endOf[cards[0]], cards: cards}, cmpGroup)
+	if !ok || !p.groups[i].start || !SameCards(p.groups[i].cards, cards) {
+		return false
+	}
+	g := p.groups[i]
+	p.groups = slices.Delete(p.groups, i, i+1)
+	g.end, g.start = until+p.clock, false
+	j, _ := slices.BinarySearchFunc(p.groups, g, cmpGroup)
+	p.groups = slices.Insert(p.groups, j, g)
+	p.endOf[cards[0]] = g.end
+	p.starts--
+	p.gen++
+	return true
+}
+
+// DropStarts frees the plan's starts still held: after AdvancePending,
+// those no job took up.
+func (p *Pool) DropStarts() {
+	if p.starts == 0 {
+		return
+	}
+	p.groups = slices.DeleteFunc(p.groups, func(g poolGroup) bool {
+		if g.start {
+			p.unhold(g)
+			return true
+		}
+		return false
+	})
 	p.gen++
 }
 

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -56,7 +57,8 @@ func (m *poolModel) earliest(after, dur int64, k int) (int64, bool) {
 }
 
 // TestPoolAsCounted: over random sequences of holds, releases, starts,
-// reservations and time moving on, a Pool's answers — the cards free now,
+// reservations and time moving on (with the starts undone, or taken up by
+// jobs on their cards and the rest dropped), a Pool's answers — the cards free now,
 // whether a job fits now, the earliest start of a reservation, a start's
 // retention — are those of counting, second by second, what is free and
 // what is claimed; its starts are on free usable cards.
@@ -102,7 +104,7 @@ func TestPoolAsCounted(t *testing.T) {
 			return n
 		}
 		for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
-			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			switch rapid.IntRange(0, 6).Draw(t, "op") {
 			case 0: // a running job on idle cards, usable or not
 				var idle []int
 				for k := range busy {
@@ -238,6 +240,50 @@ func TestPoolAsCounted(t *testing.T) {
 						m.free += int(g.n)
 						continue
 					}
+					kept = append(kept, g)
+				}
+				groups = kept
+			case 6: // the next cycle, jobs on some starts: taken up where they are, the rest dropped
+				dt := rapid.Int64Range(0, 40).Draw(t, "dt")
+				p.AdvancePending(dt)
+				clock += dt
+				var again []held // taken up, but not where the start was
+				for _, g := range starts {
+					if !rapid.Bool().Draw(t, "taken up") {
+						continue
+					}
+					until := rapid.Int64Range(1, 60).Draw(t, "until")
+					cards := g.cards
+					same := rapid.Bool().Draw(t, "same slice")
+					if !same {
+						cards = slices.Clone(cards) // a job's cards resolved anew: not known as the start
+					}
+					h := held{cards, g.n, until + clock}
+					if got, want := p.TakeUp(cards, until), same && g.end > clock; got != want {
+						t.Fatalf("step %d: take-up of the start on %v (ends %d, now %d, same slice %v): %v, want %v", step, g.cards, g.end, clock, same, got, want)
+					} else if !got {
+						again = append(again, h)
+					}
+					groups = append(groups, h)
+				}
+				p.DropStarts()
+				for _, h := range again {
+					p.Hold(h.cards, h.end-clock)
+				}
+				for i := range busy {
+					busy[i] = false
+				}
+				m.free = lay.UsableCards
+				starts, m.claims = starts[:0], m.claims[:0]
+				kept := groups[:0]
+				for _, g := range groups {
+					if g.end <= clock {
+						continue
+					}
+					for _, k := range g.cards {
+						busy[k] = true
+					}
+					m.free -= int(g.n)
 					kept = append(kept, g)
 				}
 				groups = kept
