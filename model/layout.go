@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"slices"
+	"sync"
 )
 
 // Layout numbers a cluster's cards densely, 0..N-1, node by node in the
@@ -18,13 +19,37 @@ type Layout struct {
 	// most of them on one node.
 	UsableCards, MaxNodeUsable int
 
-	byRef map[CardRef]int
-	// refs is each card's CardRef, by dense number: Refs copies a planned
-	// job's cards from it (a flat 93,312-card replay converted the head's
-	// reservation card by card every cycle, a tenth of its time).
-	refs []CardRef
+	// refs is each card's CardRef by dense number, and the lookup by
+	// them, made on first use (refIndex): a simulator that plans by card
+	// number asks for neither, and at 93,312 one-card nodes they were
+	// half of sealing the cluster.
+	refs refIndex
 	// numbers is 0, 1, …: Run hands out slices of it.
 	numbers []int
+}
+
+// refIndex is a layout's references: each card's, by dense number (Refs
+// copies a planned job's cards from it: a flat 93,312-card replay
+// converted the head's reservation card by card every cycle, a tenth of
+// its time), and the number of each. Made once, on first use, by
+// whichever goroutine asks first.
+type refIndex struct {
+	once  sync.Once
+	byRef map[CardRef]int
+	refs  []CardRef
+}
+
+// index returns the layout's references, made on first use.
+func (l *Layout) index() *refIndex {
+	x := &l.refs
+	x.once.Do(func() {
+		x.byRef, x.refs = make(map[CardRef]int, len(l.Cards)), make([]CardRef, len(l.Cards))
+		for id := range l.Cards {
+			ref := CardRef{Node: l.Nodes[l.Cards[id].Node].Name, Index: int(l.Cards[id].Index)}
+			x.byRef[ref], x.refs[id] = id, ref
+		}
+	})
+	return x
 }
 
 // CardLoc is where a dense card number lives.
@@ -52,7 +77,7 @@ type IslandLoc struct {
 
 // CardID returns the dense number of ref.
 func (l *Layout) CardID(ref CardRef) (int, bool) {
-	id, ok := l.byRef[ref]
+	id, ok := l.index().byRef[ref]
 	return id, ok
 }
 
@@ -62,14 +87,14 @@ func (l *Layout) CardID(ref CardRef) (int, bool) {
 // map, which at 93,312 cards was a sixth of a flat replay. guess is taken
 // only when it names ref's node and index, so the answer is CardID's.
 func (l *Layout) CardIDNear(ref CardRef, guess int) (int, bool) {
-	if guess >= 0 && guess < len(l.refs) && l.refs[guess] == ref {
+	if refs := l.index().refs; guess >= 0 && guess < len(refs) && refs[guess] == ref {
 		return guess, true
 	}
 	return l.CardID(ref)
 }
 
 // Ref returns the CardRef of a dense card number.
-func (l *Layout) Ref(id int) CardRef { return l.refs[id] }
+func (l *Layout) Ref(id int) CardRef { return l.index().refs[id] }
 
 // RefsView is Refs without a copy when ids are consecutive numbers in
 // order (a start on a flat machine's lowest free cards, mostly): the
@@ -86,7 +111,7 @@ func (l *Layout) RefsView(ids []int) []CardRef {
 			return l.Refs(ids)
 		}
 	}
-	return l.refs[ids[0] : ids[0]+n : ids[0]+n]
+	return l.index().refs[ids[0] : ids[0]+n : ids[0]+n]
 }
 
 // Run is the card numbers first to first+n-1, as a slice of the layout's
@@ -102,7 +127,8 @@ func (l *Layout) ViewAt(refs []CardRef) (first int, ok bool) {
 		return 0, false
 	}
 	id, found := l.CardID(refs[0])
-	if !found || id+n > len(l.refs) || &refs[0] != &l.refs[id] || &refs[n-1] != &l.refs[id+n-1] {
+	own := l.index().refs
+	if !found || id+n > len(own) || &refs[0] != &own[id] || &refs[n-1] != &own[id+n-1] {
 		return 0, false
 	}
 	return id, true
@@ -110,9 +136,10 @@ func (l *Layout) ViewAt(refs []CardRef) (first int, ok bool) {
 
 // Refs converts dense card numbers to CardRefs.
 func (l *Layout) Refs(ids []int) []CardRef {
+	own := l.index().refs
 	out := make([]CardRef, len(ids))
 	for i, id := range ids {
-		out[i] = l.refs[id]
+		out[i] = own[id]
 	}
 	return out
 }
@@ -122,7 +149,7 @@ func buildLayout(c *Cluster) *Layout {
 	for i := range c.Nodes {
 		n += len(c.Nodes[i].Cards)
 	}
-	l := &Layout{byRef: make(map[CardRef]int, n), refs: make([]CardRef, 0, n), numbers: make([]int, n), Cards: make([]CardLoc, 0, n), Nodes: make([]NodeLoc, 0, len(c.Nodes))}
+	l := &Layout{numbers: make([]int, n), Cards: make([]CardLoc, 0, n), Nodes: make([]NodeLoc, 0, len(c.Nodes)), Islands: make([]IslandLoc, 0, len(c.Nodes))}
 	kind := make(map[string]DomainKind, len(c.Domains))
 	parentOf := make(map[string]string, len(c.Domains))
 	for _, d := range c.Domains {
@@ -184,9 +211,6 @@ func buildLayout(c *Cluster) *Layout {
 				}
 				l.Islands = append(l.Islands, IslandLoc{Node: int32(ni), Name: cd.Island})
 			}
-			ref := CardRef{Node: n.Name, Index: cd.Index}
-			l.byRef[ref] = len(l.Cards)
-			l.refs = append(l.refs, ref)
 			l.Cards = append(l.Cards, CardLoc{
 				Node:   int32(ni),
 				Island: isl,

@@ -67,12 +67,22 @@ func TestSealEqualsReference(t *testing.T) {
 		if len(got) > 0 {
 			return
 		}
-		if diff := gocmp.Diff(refBuildLayout(c), buildLayout(c), gocmp.AllowUnexported(Layout{}),
+		ref, lay := refBuildLayout(c), buildLayout(c)
+		if diff := gocmp.Diff(ref, lay, gocmp.AllowUnexported(Layout{}),
 			gocmp.FilterPath(func(p gocmp.Path) bool {
 				s := p.String()
-				return strings.HasSuffix(s, "UsableCards") || strings.HasSuffix(s, "MaxNodeUsable")
+				return strings.HasSuffix(s, "UsableCards") || strings.HasSuffix(s, "MaxNodeUsable") || strings.HasSuffix(s, "refs")
 			}, gocmp.Ignore())); diff != "" {
 			t.Fatalf("layouts differ (-before +now):\n%s", diff)
+		}
+		// The references, made on first use: each card's, and its number by it.
+		for id, r := range refRefs(c) {
+			if got := lay.Ref(id); got != r {
+				t.Fatalf("card %d: reference %v, want %v", id, got, r)
+			}
+			if got, ok := lay.CardID(r); !ok || got != id {
+				t.Fatalf("card %v: number %d %v, want %d", r, got, ok, id)
+			}
 		}
 	})
 }
@@ -167,8 +177,22 @@ func (c *Cluster) refValidate(v *problems, path string) {
 	}
 }
 
+// refRefs is each card's reference in layout order: node by node, by
+// card index within a node.
+func refRefs(c *Cluster) []CardRef {
+	var out []CardRef
+	for _, n := range c.Nodes {
+		cards := slices.Clone(n.Cards)
+		slices.SortFunc(cards, func(a, b Card) int { return cmp.Compare(a.Index, b.Index) })
+		for _, cd := range cards {
+			out = append(out, CardRef{Node: n.Name, Index: cd.Index})
+		}
+	}
+	return out
+}
+
 func refBuildLayout(c *Cluster) *Layout {
-	l := &Layout{byRef: make(map[CardRef]int), refs: []CardRef{}, numbers: []int{}}
+	l := &Layout{numbers: []int{}}
 	kind := make(map[string]DomainKind, len(c.Domains))
 	parentOf := make(map[string]string, len(c.Domains))
 	for _, d := range c.Domains {
@@ -209,8 +233,6 @@ func refBuildLayout(c *Cluster) *Layout {
 				islands[cd.Island] = isl
 				l.Islands = append(l.Islands, IslandLoc{Node: int32(ni), Name: cd.Island})
 			}
-			l.byRef[CardRef{Node: n.Name, Index: cd.Index}] = len(l.Cards)
-			l.refs = append(l.refs, CardRef{Node: n.Name, Index: cd.Index})
 			l.numbers = append(l.numbers, len(l.Cards))
 			l.Cards = append(l.Cards, CardLoc{
 				Node:   int32(ni),

@@ -2,6 +2,7 @@ package shape
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"github.com/huitian/huitian/model"
@@ -99,13 +100,25 @@ func (u Uniform) Cluster() *model.Cluster {
 	}
 	names := u.NodeName.all(u.Nodes)
 	cards := make([]model.Card, u.Nodes*u.CardsPerNode) // one array, a slice a node
+	// Written in place, and the template's references only where it has
+	// any: a flat 93,312-node machine's structs copied whole were a third
+	// of building it (their pointers written behind the collector's
+	// barrier).
+	t := u.Card
+	plain := reflect.DeepEqual(t, model.Card{Index: t.Index, MemBytes: t.MemBytes, NUMA: t.NUMA, Unhealthy: t.Unhealthy})
 	for i := range c.Nodes {
-		nd := model.Node{Name: names[i], Cards: cards[i*u.CardsPerNode : (i+1)*u.CardsPerNode : (i+1)*u.CardsPerNode]}
+		nd := &c.Nodes[i]
+		nd.Name, nd.Cards = names[i], cards[i*u.CardsPerNode:(i+1)*u.CardsPerNode:(i+1)*u.CardsPerNode]
 		if leaves != nil {
 			nd.Domains = []string{leaves[i/u.NodesPerSwitch]}
 		}
 		for k := range nd.Cards {
-			cd := u.Card
+			cd := &nd.Cards[k]
+			if plain {
+				cd.MemBytes, cd.NUMA, cd.Unhealthy = t.MemBytes, t.NUMA, t.Unhealthy
+			} else {
+				*cd = t
+			}
 			cd.Index = k
 			if u.CardsPerNUMA > 0 {
 				cd.NUMA = k / u.CardsPerNUMA
@@ -113,9 +126,7 @@ func (u Uniform) Cluster() *model.Cluster {
 			if u.UUID != "" {
 				cd.UUID = fmt.Sprintf(u.UUID, i, k)
 			}
-			nd.Cards[k] = cd
 		}
-		c.Nodes[i] = nd
 	}
 	return c
 }

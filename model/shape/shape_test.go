@@ -80,6 +80,20 @@ func TestUniformCards(t *testing.T) {
 	if c.Nodes[0].Cards[1].NUMA != -1 {
 		t.Errorf("without CardsPerNUMA every card keeps Card.NUMA: %+v", c.Nodes[0].Cards[1])
 	}
+	// A template of numbers alone (written field by field) and one with
+	// references (copied whole): every card is the template, numbered.
+	for _, tmpl := range []model.Card{{MemBytes: 5, NUMA: 3, Unhealthy: true}, {MemBytes: 5, PCIBusID: "0000:01:00.0", NVLinks: []model.NVLink{}}} {
+		c = Uniform{ID: "x", Nodes: 3, CardsPerNode: 2, NodeName: Names{Prefix: "h"}, Card: tmpl}.Cluster()
+		for i, nd := range c.Nodes {
+			for k, got := range nd.Cards {
+				want := tmpl
+				want.Index = k
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("template %+v: card %d/%d (-want +got):\n%s", tmpl, i, k, d)
+				}
+			}
+		}
+	}
 }
 
 // TestNamesAll: all names every thing as name does, one by one: padded to
