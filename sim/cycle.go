@@ -238,20 +238,27 @@ func (e *engine) takeNumbers(st *model.Start, ji int32, want int) ([]int, error)
 	if len(nums) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(nums), want)
 	}
-	prev := -1
+	owner, prev := e.cards.owner, -1
 	for _, id := range nums {
-		switch {
-		case id < 0 || id >= len(e.lay.Cards):
-			return nil, e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", id, len(e.lay.Cards))
-		case id <= prev:
-			return nil, e.refuse(st.JobID, "card numbers not sorted, or a card twice: %d after %d", id, prev)
+		if id <= prev || id >= len(owner) || owner[id] != free {
+			return nil, e.refuseNumber(st, ji, id, prev)
 		}
+		owner[id] = ji // cardOwners.claim, a card at a time
 		prev = id
-		if err := e.takeCard(st, ji, id); err != nil {
-			return nil, err
-		}
 	}
 	return nums, nil
+}
+
+// refuseNumber says why a start by number cannot have card id, listed
+// after prev (-1: first).
+func (e *engine) refuseNumber(st *model.Start, ji int32, id, prev int) error {
+	switch {
+	case id < 0 || id >= len(e.lay.Cards):
+		return e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", id, len(e.lay.Cards))
+	case id <= prev:
+		return e.refuse(st.JobID, "card numbers not sorted, or a card twice: %d after %d", id, prev)
+	}
+	return e.takeCard(st, ji, id)
 }
 
 // takeCard gives card id to job ji, started in this decision, or says
