@@ -613,8 +613,12 @@ func (p *Pool) exactCards(t int64, k int) []int {
 	}
 	out := make([]int, 0, k)
 	for w := lo; w <= hi; w++ {
-		for word := set[w]; word != 0; word &= word - 1 {
-			out = append(out, w<<6|bits.TrailingZeros64(word))
+		if word := set[w]; word == ^uint64(0) {
+			out = append(out, p.lay.Run(w<<6, 64)...) // a word of the claim's, numbered without reading a bit
+		} else {
+			for ; word != 0; word &= word - 1 {
+				out = append(out, w<<6|bits.TrailingZeros64(word))
+			}
 		}
 		set[w] = 0
 	}
@@ -628,35 +632,33 @@ func (p *Pool) exactCards(t int64, k int) []int {
 	return out
 }
 
-// markAll marks cards in set, a word at a time where they are a run,
-// usable or not (the caller masks the words by the usable cards), and
-// returns the first and last word marked and the least usable card (-1:
-// none). A running job's cards come in the order its resource manager
-// lists them.
+// markAll marks cards in set, a word at a time along their runs of
+// consecutive numbers, usable or not (the caller masks the words by the
+// usable cards), and returns the first and last word marked and the least
+// usable card (-1: none). A running job's cards come in the order its
+// resource manager lists them.
 func (p *Pool) markAll(set []uint64, cards []int) (lo, hi, least int) {
-	least = -1
-	if first, ok := oneRun(cards); ok {
-		end := first + len(cards)
+	lo, hi, least = len(set), -1, -1
+	for i := 0; i < len(cards); {
+		first, j := cards[i], i+1
+		for j < len(cards) && cards[j] == first+(j-i) {
+			j++
+		}
+		end := first + j - i
+		i = j
 		for c := first; c < end; {
 			w, b := c>>6, c&63
 			top := min(64, b+end-c)
 			mask := ^uint64(0) >> (64 - (top - b)) << b
 			set[w] |= mask
-			if u := p.ok[w] & mask; least < 0 && u != 0 {
-				least = w<<6 | bits.TrailingZeros64(u)
+			if u := p.ok[w] & mask; u != 0 {
+				if l := w<<6 | bits.TrailingZeros64(u); least < 0 || l < least {
+					least = l
+				}
 			}
 			c += top - b
 		}
-		return first >> 6, (end - 1) >> 6, least
-	}
-	lo, hi = len(set), -1
-	for _, c := range cards {
-		w, bit := c>>6, uint64(1)<<(c&63)
-		set[w] |= bit
-		lo, hi = min(lo, w), max(hi, w)
-		if p.ok[w]&bit != 0 && (least < 0 || c < least) {
-			least = c
-		}
+		lo, hi = min(lo, first>>6), max(hi, (end-1)>>6)
 	}
 	return lo, hi, least
 }
@@ -866,21 +868,6 @@ func (p *Pool) run(k int) (int, bool) {
 		ended()
 	}
 	return best, bestLen >= 0
-}
-
-// oneRun says whether cards are first, first+1, … in order: a start's on
-// consecutive cards, held and freed a word at a time (flipRun).
-func oneRun(cards []int) (first int, ok bool) {
-	n := len(cards)
-	if n < 64 || cards[n-1]-cards[0] != n-1 {
-		return 0, false
-	}
-	for i := 1; i < n; i++ {
-		if cards[i] != cards[i-1]+1 {
-			return 0, false
-		}
-	}
-	return cards[0], true
 }
 
 // flipCards frees (free) or takes the usable cards of a list, in any
