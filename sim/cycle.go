@@ -426,8 +426,15 @@ func (e *engine) heldByLent(r *model.Reservation) bool {
 			return false
 		}
 	}
-	// A count's, when the planner named the cards it waits for.
-	for _, id := range r.CardNumbers {
+	// A count's, when the planner named the cards it waits for, or
+	// names them when asked (a head reservation 0: ClaimNamer).
+	nums := r.CardNumbers
+	if nums == nil && r.Cards == nil && r.Count > 0 {
+		if cn, ok := e.pl.(ClaimNamer); ok {
+			nums = cn.ReservationNumbers(0)
+		}
+	}
+	for _, id := range nums {
 		if !held(id) {
 			return false
 		}

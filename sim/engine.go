@@ -36,6 +36,17 @@ type CardsPlanner interface {
 	PlanCards(ctx context.Context, s *model.Snapshot, cards [][]int) (*model.Decision, error)
 }
 
+// ClaimNamer is a CardsPlanner whose count-only reservations may leave
+// their card numbers unread (model.Reservation.CardNumbers nil, on a flat
+// machine: tens of thousands of cards a cycle): ReservationNumbers reads
+// those of reservation k of its last decision, for the simulator's one
+// reader of them (heldByLent), which asks only while jobs lent into
+// windows run.
+type ClaimNamer interface {
+	CardsPlanner
+	ReservationNumbers(k int) []int
+}
+
 // Learner is a planner with memory (solver.Learner): the simulator reports
 // job events to it as they happen and each decision after executing it.
 type Learner interface {

@@ -14,6 +14,7 @@ import (
 	"github.com/huitian/huitian/model"
 	"github.com/huitian/huitian/model/modeltest"
 	"github.com/huitian/huitian/solver/baseline"
+	"github.com/huitian/huitian/solver/clp"
 )
 
 // flatWorld draws a flat machine whose node names order its cards (a
@@ -157,5 +158,81 @@ func TestFlatPredictionAsPerCard(t *testing.T) {
 	})
 	if flat == 0 {
 		t.Fatal("no cycle predicted a reservation on a flat machine: not a test of it")
+	}
+}
+
+// TestLazyClaimsAsNamed: a planner given the running jobs' cards by
+// number (PlanCards: the simulator) leaves a flat machine's head
+// reservation's numbers unread (baseline.Prepared.LazyClaims) and names
+// them when asked (ReservationNumbers); its decisions, with the numbers
+// asked for, are a twin's that plans from references (Plan), whose
+// reservations name them at once, cycle after cycle, greedy and LP. The
+// running jobs' cards are handed back as the simulator does: a start's
+// own slice for as long as the job runs.
+func TestLazyClaimsAsNamed(t *testing.T) {
+	lazy := 0
+	rapid.Check(t, func(t *rapid.T) {
+		s, h := flatWorld(t)
+		if rapid.Bool().Draw(t, "lp") {
+			h = NewHuitian(DefaultConfig(), clp.LP{})
+			randomMemory(t, h, s, []string{"ann", "bob", "cy"})
+		}
+		s.Options.Brief = rapid.Bool().Draw(t, "brief")
+		ref := twin(t, h)
+		lay := s.Cluster.Layout()
+		var ids baseline.CardIDs
+		held := map[string][]int{} // each running job's cards, as the simulator hands them back
+		for cycle := range rapid.IntRange(1, 8).Draw(t, "cycles") {
+			cards := make([][]int, len(s.Running))
+			for i, r := range s.Running {
+				if cards[i] = held[r.Job.ID]; cards[i] == nil {
+					one := *s
+					one.Running = s.Running[i : i+1]
+					res, err := ids.Resolve(&one)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cards[i] = slices.Clone(res[0])
+					held[r.Job.ID] = cards[i]
+				}
+			}
+			got, err := h.PlanCards(context.Background(), s, cards)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ref.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			named := *got
+			named.Starts = slices.Clone(got.Starts)
+			for i := range named.Starts {
+				st := &named.Starts[i]
+				if st.Cards != nil {
+					t.Fatalf("cycle %d: %s's start by PlanCards names references", cycle, st.JobID)
+				}
+				st.Cards = lay.Refs(st.CardNumbers)
+			}
+			named.Reservations = slices.Clone(got.Reservations)
+			for k := range named.Reservations {
+				r := &named.Reservations[k]
+				if r.Cards == nil && r.CardNumbers == nil {
+					lazy++
+					if r.CardNumbers = h.ReservationNumbers(k); len(r.CardNumbers) != r.Count {
+						t.Fatalf("cycle %d: %s's reservation of %d names %d numbers when asked", cycle, r.JobID, r.Count, len(r.CardNumbers))
+					}
+				}
+			}
+			if diff := cmp.Diff(want, &named, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("cycle %d: planned by number, the claim read when asked, differs from planned by reference (-references +numbers):\n%s", cycle, diff)
+			}
+			for _, st := range got.Starts {
+				held[st.JobID] = st.CardNumbers
+			}
+			s = nextFlatCycle(t, s, want)
+		}
+	})
+	if lazy == 0 {
+		t.Fatal("no reservation left its numbers unread: not a test of it")
 	}
 }

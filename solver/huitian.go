@@ -661,6 +661,25 @@ func (h *Huitian) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]in
 	return h.plan(ctx, s, cards, true)
 }
 
+// ReservationNumbers are the card numbers of reservation k of the last
+// decision PlanCards made, sorted, read only. A flat machine's head
+// reservation names its count alone and leaves its numbers unread until
+// asked (baseline.Prepared.LazyClaims): they are read out now. Valid until
+// the next plan; nil for a reservation that names its cards by reference.
+func (h *Huitian) ReservationNumbers(k int) []int {
+	c := &h.cyc
+	if c.d == nil || k < 0 || k >= len(c.d.Reservations) {
+		return nil
+	}
+	if nums := c.d.Reservations[k].CardNumbers; nums != nil || c.d.Reservations[k].Cards != nil {
+		return nums
+	}
+	if k < len(c.core.ReservationCards) {
+		return c.core.ClaimCards(k)
+	}
+	return nil
+}
+
 // Plan plans one cycle, in the phases solver/README.md draws.
 func (h *Huitian) Plan(ctx context.Context, s *model.Snapshot) (*model.Decision, error) {
 	return h.plan(ctx, s, nil, false)

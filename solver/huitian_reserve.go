@@ -52,7 +52,7 @@ func (c *cycle) guarantee(ctx context.Context) (core *model.Decision, planned, t
 	}
 	planned = c.contracts()
 	h.held = baseline.HeldUntils(s, h.held)
-	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards, Numbers: c.numbers}
+	prep := baseline.Prepared{Order: c.easyOrder, Cards: c.runCards, Numbers: c.numbers, LazyClaims: c.numbers}
 	prep.Until = c.withReleases(h.held, planned)
 	g := &guaranteeTries{c: c, ctx: ctx, prep: prep, planned: planned, margin: max(baseline.Seconds(h.cfg.Preempt.Margin), 1)}
 	more := g.setUp
@@ -206,9 +206,9 @@ func (g *guaranteeTries) setUp(m *model.Decision, mb baseline.Brief) bool {
 		// are expected to lose at their windows' ends (lentCost). On
 		// NASA-iPSC at load 0.7 the whole machine's job waited 2.6 h for
 		// lent jobs.
-		if g.held = c.lentOn(mb.ReservationCards[0], g.planned); len(g.held) > 0 {
+		if g.held = c.lentOn(mb, g.planned); len(g.held) > 0 {
 			wait, lentCards, net := c.lentCost(g.held, t0)
-			others := float64(len(mb.ReservationCards[0]) - lentCards)
+			others := float64(m.Reservations[0].Count - lentCards)
 			worth := func(t1 int64) bool {
 				gain := wait - float64(t1)
 				return gain > float64(minGain) && others*gain > net
@@ -389,13 +389,14 @@ func (g *guaranteeTries) yields() map[int]preempt.Release {
 }
 
 // lentOn returns the running jobs lent into windows (planned to yield by
-// their window: they cannot checkpoint) that hold any of cards (sorted),
-// not told to yield yet, each with its release if requeued now: in the
-// snapshot's order.
-func (c *cycle) lentOn(cards []int, planned map[int]preempt.Release) []yielder {
+// their window: they cannot checkpoint) that hold any of the cards of b's
+// first reservation, not told to yield yet, each with its release if
+// requeued now: in the snapshot's order.
+func (c *cycle) lentOn(b baseline.Brief, planned map[int]preempt.Release) []yielder {
 	if len(planned) == 0 {
 		return nil // no job holds a window (most cycles)
 	}
+	cards := b.ClaimCards(0) // sorted
 	idx := slices.Sorted(maps.Keys(planned))
 	var out []yielder
 	for _, i := range idx {
@@ -914,7 +915,10 @@ func (c *cycle) victims(d *model.Decision, b baseline.Brief, headID string, yiel
 	if len(d.Reservations) == 0 || d.Reservations[0].JobID != headID {
 		return nil // the head starts now: nothing held its cards that had to yield
 	}
-	cards := b.ReservationCards[0] // sorted
+	if len(yield) == 0 {
+		return nil
+	}
+	cards := b.ClaimCards(0) // sorted
 	t := baseline.Rel(c.s.Now, d.Reservations[0].Start)
 	look := baseline.Seconds(c.h.cfg.Preempt.Lookahead)
 	out := map[int]preempt.Release{}
@@ -995,8 +999,14 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 	}
 	for n, r := range core.Reservations {
 		limit := max(baseline.Rel(c.s.Now, r.Start), 1)
+		// The flat prediction reads a claim by its groups; the predicted
+		// profile card by card, the claim read out (LazyClaims).
+		cards := c.core.ReservationCards[n]
+		if c.flat == nil {
+			cards = c.core.ClaimCards(n)
+		}
 		c.resv = append(c.resv, resv{job: &c.s.Queued[c.core.Reservations[n]], t: limit, limit: limit,
-			cards: c.core.ReservationCards[n], protect: n >= len(core.Reservations)-c.core.Large})
+			cards: cards, protect: n >= len(core.Reservations)-c.core.Large})
 	}
 	// EASY's intervals first, exactly: they are disjoint where they share
 	// cards (a later reservation may sit before an earlier one's start).
@@ -1066,7 +1076,7 @@ func (c *cycle) applyReservations(core *model.Decision, tell map[int]preempt.Rel
 		c.addPending(c.core.Reservations[k], model.Pending{
 			JobID: j.ID, Reason: model.PendingReserved, EstimatedStart: exp,
 			Message: fmt.Sprintf("holds %d cards from %s at the latest (by the running jobs' limits); expected from %s (confidence %.2f)",
-				len(rv.cards), at.UTC().Format(time.RFC3339), exp.UTC().Format(time.RFC3339), rv.conf),
+				cr.Count, at.UTC().Format(time.RFC3339), exp.UTC().Format(time.RFC3339), rv.conf),
 		})
 		if c.waiting == "" {
 			c.waiting = j.ID

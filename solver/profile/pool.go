@@ -93,6 +93,7 @@ type Pool struct {
 	// bound: with a claim, the free cards below it are the claim's.
 	exact bool
 	bound int
+	lazy  bool     // claims' cards read out when asked (SetLazyClaims)
 	set   []uint64 // scratch: a reservation's cards, a bit each
 	tie   []uint64 // scratch: the cards of one release time, a bit each
 	last  lastClaim
@@ -500,8 +501,9 @@ func (p *Pool) EarliestStartOr(after, dur int64, req Request, _ func() bool, _ [
 // how many of their cards, the free cards taken — and when that is what
 // the last call's were made of, its list is returned again without
 // reading a card (baseline's headRefs then hands out its references
-// again too). Else they are marked, a word at a time where they are runs,
-// and read out.
+// again too). Else they are marked, a word at a time along runs, and read
+// out (readClaim) — on a lazy pool (SetLazyClaims) only when asked
+// (ClaimCards): it returns nil then.
 func (p *Pool) exactCards(t int64, k int) []int {
 	// What they are made of: the groups released by t, latest first,
 	// whole while they fit in k, then the need lowest-numbered usable
@@ -509,8 +511,6 @@ func (p *Pool) exactCards(t int64, k int) []int {
 	// cards.
 	cm := &p.comp
 	cm.whole, cm.tie, cm.tieNeed = cm.whole[:0], cm.tie[:0], 0
-	groups := cm.groups[:0]
-	defer func() { cm.groups = groups[:0] }()
 	i := sort.Search(len(p.groups), func(i int) bool { return p.groups[i].end-p.clock > t })
 	need := k
 	for i > 0 && need > 0 {
@@ -551,59 +551,81 @@ func (p *Pool) exactCards(t int64, k int) []int {
 		}
 	}
 	l := &p.last
-	if l.cards != nil && len(l.cards) == k && cm.sameAs(&l.comp) {
-		p.pend = pendClaim{gen: p.gen, bound: cm.bound, groups: l.groups, first: &l.cards[0]}
-		return l.cards
+	if !l.known || l.k != k || !cm.sameAs(&l.comp) {
+		// Another claim: the groups it takes cards of, each with the
+		// least it takes, and what it is made of become the last call's.
+		groups := l.groups[:0]
+		for _, cs := range cm.whole {
+			if least := p.leastUsable(cs); least >= 0 {
+				groups = append(groups, ClaimGroup{Cards: cs, Least: least})
+			}
+		}
+		if cm.tieNeed > 0 {
+			// The tie's groups claimed are those with a usable card up
+			// to its need-th.
+			last := p.tieWords(cm, nil)
+			for gi, g := range cm.tie {
+				if least := cm.leasts[gi]; least >= 0 && least <= last {
+					groups = append(groups, ClaimGroup{Cards: g.cards, Least: least})
+				}
+			}
+		}
+		l.groups, l.known, l.k, l.cards = groups, true, k, nil
+		l.comp.whole = append(l.comp.whole[:0], cm.whole...)
+		l.comp.tie = append(l.comp.tie[:0], cm.tie...)
+		l.comp.free = append(l.comp.free[:0], cm.free...)
+		l.comp.tieNeed, l.comp.bound = cm.tieNeed, cm.bound
 	}
+	if l.cards == nil && !p.lazy {
+		l.cards = p.readClaim()
+	}
+	p.pend = pendClaim{gen: p.gen, bound: cm.bound, groups: l.groups, cards: l.cards, ok: true}
+	return l.cards
+}
+
+// SetLazyClaims makes an exact pool leave a claim's cards unread until
+// asked (ClaimCards): EarliestStartOr names none for a claim not named
+// before. A caller that reads the claim by its groups (ClaimGroups,
+// ClaimBound) and its list only now and then (the simulator, for a head
+// that jobs lent into windows hold) spares reading out tens of thousands
+// of cards a plan.
+func (p *Pool) SetLazyClaims(on bool) { p.lazy = on }
+
+// ClaimCards are the cards of the last claim EarliestStartOr chose on an
+// exact pool, sorted, read only: read out now when a lazy pool left them
+// unread, and the same slice from then on while the claim is made of the
+// same (the pool may have changed since: the list is what it was made
+// of). nil when there was none.
+func (p *Pool) ClaimCards() []int {
+	l := &p.last
+	if l.cards == nil && l.known {
+		l.cards = p.readClaim()
+	}
+	return l.cards
+}
+
+// readClaim reads out the last claim's cards (lastClaim.comp): its whole
+// groups' and free cards marked a word at a time along runs, the tie's
+// up to its need.
+func (p *Pool) readClaim() []int {
+	l := &p.last
+	cm := &l.comp
 	set := p.set
 	lo, hi := len(set), -1 // the words marked
 	for _, cs := range cm.whole {
-		l, h, least := p.markAll(set, cs)
+		l, h, _ := p.markAll(set, cs)
 		lo, hi = min(lo, l), max(hi, h)
-		if least >= 0 {
-			groups = append(groups, ClaimGroup{Cards: cs, Least: least})
-		}
 	}
-	if cm.tieNeed > 0 {
-		// Marked apart, and taken up to the need-th: the tie's groups
-		// claimed are those with a usable card up to it.
-		tie := p.tie
-		tlo, thi := len(tie), -1
-		leasts := cm.leasts[:0]
-		for _, g := range cm.tie {
-			l, h, least := p.markAll(tie, g.cards)
-			tlo, thi = min(tlo, l), max(thi, h)
-			leasts = append(leasts, least)
-		}
-		cm.leasts = leasts
-		left, last := cm.tieNeed, -1
-		for w := tlo; w <= thi; w++ {
-			word := tie[w] & p.ok[w]
-			tie[w] = 0
-			if left == 0 {
-				continue
-			}
-			if c := bits.OnesCount64(word); c > left {
-				for range c - left {
-					word &^= 1 << (63 - bits.LeadingZeros64(word)) // past the need-th
-				}
-			}
-			if word != 0 {
-				set[w] |= word
-				lo, hi = min(lo, w), max(hi, w)
-				left -= bits.OnesCount64(word)
-				last = w<<6 + 63 - bits.LeadingZeros64(word)
-			}
-		}
-		for gi, g := range cm.tie {
-			if least := leasts[gi]; least >= 0 && least <= last {
-				groups = append(groups, ClaimGroup{Cards: g.cards, Least: least})
-			}
-		}
-	}
-	// Read out.
+	// Masked by the usable cards before the tie's and the free cards,
+	// which are.
 	for w := lo; w <= hi; w++ {
 		set[w] &= p.ok[w]
+	}
+	if cm.tieNeed > 0 {
+		p.tieWords(cm, func(w int, word uint64) {
+			set[w] |= word
+			lo, hi = min(lo, w), max(hi, w)
+		})
 	}
 	for w, f := range cm.free {
 		if f != 0 {
@@ -611,7 +633,7 @@ func (p *Pool) exactCards(t int64, k int) []int {
 			lo, hi = min(lo, w), max(hi, w)
 		}
 	}
-	out := make([]int, 0, k)
+	out := make([]int, 0, l.k)
 	for w := lo; w <= hi; w++ {
 		if word := set[w]; word == ^uint64(0) {
 			out = append(out, p.lay.Run(w<<6, 64)...) // a word of the claim's, numbered without reading a bit
@@ -622,14 +644,74 @@ func (p *Pool) exactCards(t int64, k int) []int {
 		}
 		set[w] = 0
 	}
-	// What they were made of becomes the last call's.
-	l.cards, l.groups = out, append(l.groups[:0], groups...)
-	l.comp.whole = append(l.comp.whole[:0], cm.whole...)
-	l.comp.tie = append(l.comp.tie[:0], cm.tie...)
-	l.comp.free = append(l.comp.free[:0], cm.free...)
-	l.comp.tieNeed, l.comp.bound = cm.tieNeed, cm.bound
-	p.pend = pendClaim{gen: p.gen, bound: cm.bound, groups: groups, first: &out[0]}
 	return out
+}
+
+// tieWords marks the tie's groups (cm.tie) in the tie scratch and takes
+// their usable cards, lowest first, up to the need-th, a word at a time:
+// each word taken to took when not nil. It returns the need-th card (-1:
+// none) and leaves each tie group's least usable card in cm.leasts.
+func (p *Pool) tieWords(cm *claimComp, took func(w int, word uint64)) int {
+	tie := p.tie
+	tlo, thi := len(tie), -1
+	leasts := cm.leasts[:0]
+	for _, g := range cm.tie {
+		l, h, least := p.markAll(tie, g.cards)
+		tlo, thi = min(tlo, l), max(thi, h)
+		leasts = append(leasts, least)
+	}
+	cm.leasts = leasts
+	left, last := cm.tieNeed, -1
+	for w := tlo; w <= thi; w++ {
+		word := tie[w] & p.ok[w]
+		tie[w] = 0
+		if left == 0 {
+			continue
+		}
+		if c := bits.OnesCount64(word); c > left {
+			for range c - left {
+				word &^= 1 << (63 - bits.LeadingZeros64(word)) // past the need-th
+			}
+		}
+		if word != 0 {
+			if took != nil {
+				took(w, word)
+			}
+			left -= bits.OnesCount64(word)
+			last = w<<6 + 63 - bits.LeadingZeros64(word)
+		}
+	}
+	return last
+}
+
+// leastUsable is the least usable card of a list (in any order), -1 when
+// none is: a word at a time along its runs.
+func (p *Pool) leastUsable(cards []int) int {
+	least := -1
+	for i := 0; i < len(cards); {
+		first, j := cards[i], i+1
+		for j < len(cards) && cards[j] == first+(j-i) {
+			j++
+		}
+		end := first + j - i
+		i = j
+		if least >= 0 && first >= least {
+			continue
+		}
+		for c := first; c < end; {
+			w, b := c>>6, c&63
+			top := min(64, b+end-c)
+			mask := ^uint64(0) >> (64 - (top - b)) << b
+			if u := p.ok[w] & mask; u != 0 {
+				if l := w<<6 | bits.TrailingZeros64(u); least < 0 || l < least {
+					least = l
+				}
+				break
+			}
+			c += top - b
+		}
+	}
+	return least
 }
 
 // markAll marks cards in set, a word at a time along their runs of
@@ -673,8 +755,7 @@ type claimComp struct {
 	tieNeed int
 	free    []uint64
 	bound   int
-	groups  []ClaimGroup // scratch: the claim's groups as they are found
-	leasts  []int        // scratch: the tie's groups' least usable cards
+	leasts  []int // scratch: the tie's groups' least usable cards
 }
 
 // sameAs says whether two compositions make the same cards.
@@ -701,20 +782,23 @@ func SameCards(a, b []int) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// lastClaim is the cards exactCards returned last, and what they were
-// made of.
+// lastClaim is the claim exactCards chose last: what it is made of, its
+// k cards (nil until read out), and the groups it takes cards of.
 type lastClaim struct {
+	known  bool
+	k      int
 	cards  []int
 	comp   claimComp
 	groups []ClaimGroup // the claim's groups (ClaimGroups)
 }
 
-// pendClaim is the bound of the cards exactCards returned last (first is
-// their list's first element), at state gen: what ReserveCount sets when
-// it claims them.
+// pendClaim is the bound and the groups of the claim exactCards returned
+// last (cards: the list it returned, nil when unread), at state gen: what
+// ReserveCount sets when it claims them.
 type pendClaim struct {
+	ok     bool
 	gen    int64
-	first  *int
+	cards  []int
 	bound  int
 	groups []ClaimGroup
 }
@@ -775,7 +859,7 @@ func (p *Pool) ReserveCount(cards []int, k int, start, end int64) error {
 		}
 		// The claim's free cards are the lowest-numbered free ones
 		// (exactCards): below the last of them.
-		if pd := p.pend; pd.gen == p.gen && len(cards) > 0 && pd.first == &cards[0] {
+		if pd := p.pend; pd.ok && pd.gen == p.gen && (cards == nil && pd.cards == nil || cards != nil && SameCards(cards, pd.cards)) {
 			p.bound = pd.bound
 			p.claimGroups, p.claimKnown = append(p.claimGroups[:0], pd.groups...), true
 		} else {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
 	"github.com/huitian/huitian/model"
@@ -294,6 +295,101 @@ func TestPoolAsCounted(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLazyClaimAsNamed: an exact pool that leaves its claims unread
+// (SetLazyClaims) claims what one that names them claims — the same
+// groups and bound — and, asked later (ClaimCards), after jobs ended and
+// time moved on, names the cards the other named when it claimed them.
+func TestLazyClaimAsNamed(t *testing.T) {
+	unread := 0
+	rapid.Check(t, func(t *rapid.T) {
+		c := modeltest.Uniform(rapid.SampledFrom([]int{3, 40, 64, 65, 130}).Draw(t, "nodes"), 1, 0)
+		for i := range c.Nodes {
+			if i > 0 && rapid.IntRange(0, 7).Draw(t, "unhealthy") == 0 {
+				c.Nodes[i].Cards[0].Unhealthy = true
+			}
+		}
+		if err := c.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		lay := c.Layout()
+		if !IsPool(lay) || !RankedByCard(lay) {
+			t.Fatal("a flat machine is not a ranked pool")
+		}
+		named, lazy := NewPool(lay), NewPool(lay)
+		named.SetExact(true)
+		lazy.SetExact(true)
+		lazy.SetLazyClaims(true)
+		var held [][]int
+		for range rapid.IntRange(1, 12).Draw(t, "cycles") {
+			// Jobs on free cards, in runs and not, until a few.
+			for range rapid.IntRange(0, 4).Draw(t, "jobs") {
+				var free []int
+				for k := range lay.Cards {
+					if named.FreeBits()[k>>6]&(1<<(k&63)) != 0 || !lay.Cards[k].Usable && !slices.ContainsFunc(held, func(h []int) bool { return slices.Contains(h, k) }) {
+						free = append(free, k)
+					}
+				}
+				if len(free) == 0 {
+					break
+				}
+				cards := rapid.SliceOfNDistinct(rapid.SampledFrom(free), 1, len(free), rapid.ID[int]).Draw(t, "cards")
+				slices.Sort(cards)
+				until := rapid.Int64Range(1, 50).Draw(t, "until")
+				named.Hold(cards, until)
+				lazy.Hold(cards, until)
+				held = append(held, cards)
+			}
+			k := rapid.IntRange(1, max(lay.UsableCards, 1)).Draw(t, "k")
+			dur := rapid.Int64Range(1, 30).Draw(t, "dur")
+			req := Request{Cards: k}
+			at, want, ok, _ := named.EarliestStartOr(1, dur, req, nil, nil)
+			lat, got, lok, _ := lazy.EarliestStartOr(1, dur, req, nil, nil)
+			if ok != lok || at != lat {
+				t.Fatalf("earliest start %d %v, lazily %d %v", at, ok, lat, lok)
+			}
+			if !ok {
+				continue
+			}
+			if got != nil && !slices.Equal(got, want) {
+				t.Fatalf("a lazy pool named %v, the other %v", got, want)
+			}
+			if got == nil {
+				unread++
+			}
+			if err := named.ReserveCount(want, k, at, at+dur); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.ReserveCount(got, k, at, at+dur); err != nil {
+				t.Fatal(err)
+			}
+			ng, nok := named.ClaimGroups()
+			lg, lok2 := lazy.ClaimGroups()
+			if nok != lok2 || named.ClaimBound() != lazy.ClaimBound() || !cmp.Equal(ng, lg) {
+				t.Fatalf("claims differ: groups %v %v bound %d, lazily %v %v bound %d", ng, nok, named.ClaimBound(), lg, lok2, lazy.ClaimBound())
+			}
+			// The next cycle: some jobs end, time moves on; then the
+			// lazy pool is asked for the last claim's cards.
+			for i := 0; i < len(held); i++ {
+				if rapid.IntRange(0, 2).Draw(t, "ends") == 0 {
+					named.Release(held[i])
+					lazy.Release(held[i])
+					held = slices.Delete(held, i, i+1)
+					i--
+				}
+			}
+			dt := rapid.Int64Range(0, 20).Draw(t, "dt")
+			named.Advance(dt)
+			lazy.Advance(dt)
+			if rest := lazy.ClaimCards(); !slices.Equal(rest, want) {
+				t.Fatalf("asked later, a lazy pool names %v, the other named %v", rest, want)
+			}
+		}
+	})
+	if unread == 0 {
+		t.Fatal("no claim left unread: not a test of it")
+	}
 }
 
 // TestIsPool: one usable card a node, one model, no switch.
