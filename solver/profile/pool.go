@@ -3,6 +3,7 @@ package profile
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math/bits"
 	"slices"
 	"sort"
@@ -688,27 +689,17 @@ func (p *Pool) tieWords(cm *claimComp, took func(w int, word uint64)) int {
 // none is: a word at a time along its runs.
 func (p *Pool) leastUsable(cards []int) int {
 	least := -1
-	for i := 0; i < len(cards); {
-		first, j := cards[i], i+1
-		for j < len(cards) && cards[j] == first+(j-i) {
-			j++
-		}
-		end := first + j - i
-		i = j
+	for first, end := range runs(cards) {
 		if least >= 0 && first >= least {
 			continue
 		}
-		for c := first; c < end; {
-			w, b := c>>6, c&63
-			top := min(64, b+end-c)
-			mask := ^uint64(0) >> (64 - (top - b)) << b
+		for w, mask := range words(first, end) {
 			if u := p.ok[w] & mask; u != 0 {
 				if l := w<<6 | bits.TrailingZeros64(u); least < 0 || l < least {
 					least = l
 				}
 				break
 			}
-			c += top - b
 		}
 	}
 	return least
@@ -721,24 +712,14 @@ func (p *Pool) leastUsable(cards []int) int {
 // resource manager lists them.
 func (p *Pool) markAll(set []uint64, cards []int) (lo, hi, least int) {
 	lo, hi, least = len(set), -1, -1
-	for i := 0; i < len(cards); {
-		first, j := cards[i], i+1
-		for j < len(cards) && cards[j] == first+(j-i) {
-			j++
-		}
-		end := first + j - i
-		i = j
-		for c := first; c < end; {
-			w, b := c>>6, c&63
-			top := min(64, b+end-c)
-			mask := ^uint64(0) >> (64 - (top - b)) << b
+	for first, end := range runs(cards) {
+		for w, mask := range words(first, end) {
 			set[w] |= mask
 			if u := p.ok[w] & mask; u != 0 {
 				if l := w<<6 | bits.TrailingZeros64(u); least < 0 || l < least {
 					least = l
 				}
 			}
-			c += top - b
 		}
 		lo, hi = min(lo, first>>6), max(hi, (end-1)>>6)
 	}
@@ -960,43 +941,50 @@ func (p *Pool) run(k int) (int, bool) {
 // hold does. A job's cards on a flat machine are runs of hundreds, mostly.
 func (p *Pool) flipCards(cards []int, free bool) int {
 	usable := 0
-	for i := 0; i < len(cards); {
-		c, j := cards[i], i+1
-		for j < len(cards) && cards[j] == c+(j-i) {
-			j++
-		}
-		if j-i > 1 {
-			usable += p.flipRun(c, j-i, free)
-			i = j
-			continue
-		}
-		i = j
-		bit := uint64(1) << (c & 63)
-		if p.ok[c>>6]&bit == 0 {
-			continue
-		}
-		if free {
-			p.free[c>>6] |= bit
-		} else {
-			if p.free[c>>6]&bit == 0 {
-				panic(fmt.Sprintf("profile: pool hold of card %d, not free", c))
-			}
-			p.free[c>>6] &^= bit
-		}
-		usable++
+	for first, end := range runs(cards) {
+		usable += p.flipRun(first, end, free)
 	}
 	return usable
 }
 
-// flipRun frees (free) or takes the usable cards first to first+n-1, a
+// runs yields a list's runs of consecutive card numbers, in the list's
+// order: each one's first card and the card after its last.
+func runs(cards []int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for i := 0; i < len(cards); {
+			first, j := cards[i], i+1
+			for j < len(cards) && cards[j] == first+(j-i) {
+				j++
+			}
+			if !yield(first, first+j-i) {
+				return
+			}
+			i = j
+		}
+	}
+}
+
+// words yields the words of bits that cards first to end-1 fall in, in
+// order: each one's index and the run's bits in it.
+func words(first, end int) iter.Seq2[int, uint64] {
+	return func(yield func(int, uint64) bool) {
+		for c := first; c < end; {
+			w, lo := c>>6, c&63
+			hi := min(64, lo+end-c) // bits lo..hi-1 of word w
+			if !yield(w, ^uint64(0)>>(64-(hi-lo))<<lo) {
+				return
+			}
+			c += hi - lo
+		}
+	}
+}
+
+// flipRun frees (free) or takes the usable cards first to end-1, a
 // word at a time, and returns how many are usable. Taking one that is
 // not free panics, as hold does.
-func (p *Pool) flipRun(first, n int, free bool) int {
+func (p *Pool) flipRun(first, end int, free bool) int {
 	usable := 0
-	for c, end := first, first+n; c < end; {
-		w, lo := c>>6, c&63
-		hi := min(64, lo+end-c) // bits lo..hi-1 of word w
-		mask := ^uint64(0) >> (64 - (hi - lo)) << lo
+	for w, mask := range words(first, end) {
 		ok := p.ok[w] & mask
 		if free {
 			p.free[w] |= ok
@@ -1007,7 +995,6 @@ func (p *Pool) flipRun(first, n int, free bool) int {
 			p.free[w] &^= ok
 		}
 		usable += bits.OnesCount64(ok)
-		c += hi - lo
 	}
 	return usable
 }
