@@ -151,7 +151,7 @@ func (e *engine) preempt(p *model.Preemption, t int64) error {
 }
 
 // checkStart checks one start against the cluster and the queue and
-// returns its cards' dense numbers, which it gives the job at once
+// returns its cards' dense numbers, which it takes at once
 // (cardOwners.claim): the decision's later starts find them held, and a
 // refused decision ends the run, with nothing to undo.
 func (e *engine) checkStart(st *model.Start) ([]int, error) {
@@ -177,9 +177,9 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 	var ids []int
 	var err error
 	if st.Cards == nil && st.CardNumbers != nil {
-		ids, err = e.takeNumbers(st, ji, want)
+		ids, err = e.takeNumbers(st, want)
 	} else {
-		ids, err = e.takeRefs(st, ji, want)
+		ids, err = e.takeRefs(st, want)
 	}
 	if err != nil {
 		return nil, err
@@ -191,8 +191,8 @@ func (e *engine) checkStart(st *model.Start) ([]int, error) {
 }
 
 // takeRefs resolves a start's cards by reference (a planner that names
-// them so: Planner.Plan) and gives them to job ji.
-func (e *engine) takeRefs(st *model.Start, ji int32, want int) ([]int, error) {
+// them so: Planner.Plan) and takes them.
+func (e *engine) takeRefs(st *model.Start, want int) ([]int, error) {
 	if len(st.Cards) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(st.Cards), want)
 	}
@@ -214,7 +214,7 @@ func (e *engine) takeRefs(st *model.Start, ji int32, want int) ([]int, error) {
 		if !ok {
 			return nil, e.refuse(st.JobID, "card %s does not exist", ref)
 		}
-		if err := e.takeCard(st, ji, id); err != nil {
+		if err := e.takeCard(st, id); err != nil {
 			return nil, err
 		}
 		if !isView {
@@ -229,52 +229,73 @@ func (e *engine) takeRefs(st *model.Start, ji int32, want int) ([]int, error) {
 }
 
 // takeNumbers checks a start's cards by number (a CardsPlanner names them
-// so: model.Start.CardNumbers), sorted and each once, and gives them to
-// job ji. The slice is the job's cards from then on, handed back to the
+// so: model.Start.CardNumbers), sorted and each once, and takes them, a
+// word at a time along their runs. The slice is the job's cards from then
+// on, handed back to the
 // planner (CardsPlanner: neither modifies it), which knows its own start
 // by it.
-func (e *engine) takeNumbers(st *model.Start, ji int32, want int) ([]int, error) {
+func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
 	nums := st.CardNumbers
 	if len(nums) != want {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(nums), want)
 	}
-	owner, prev := e.cards.owner, -1
-	for _, id := range nums {
-		if id <= prev || id >= len(owner) || owner[id] != free {
-			return nil, e.refuseNumber(st, ji, id, prev)
+	// Run by run: sorted and each once when every run begins past the
+	// last one's end.
+	prev, n := -1, len(e.lay.Cards)
+	for first, end := range model.Runs(nums) {
+		switch {
+		case first < 0 || end > n:
+			return nil, e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", max(first, n), n)
+		case first <= prev:
+			return nil, e.refuse(st.JobID, "card numbers not sorted, or a card twice: %d after %d", first, prev)
+		case !e.cards.claim(first, end):
+			return nil, e.whyNot(st, first, end)
 		}
-		owner[id] = ji // cardOwners.claim, a card at a time
-		prev = id
+		prev = end - 1
 	}
 	return nums, nil
 }
 
-// refuseNumber says why a start by number cannot have card id, listed
-// after prev (-1: first).
-func (e *engine) refuseNumber(st *model.Start, ji int32, id, prev int) error {
-	switch {
-	case id < 0 || id >= len(e.lay.Cards):
-		return e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", id, len(e.lay.Cards))
-	case id <= prev:
-		return e.refuse(st.JobID, "card numbers not sorted, or a card twice: %d after %d", id, prev)
-	}
-	return e.takeCard(st, ji, id)
-}
-
-// takeCard gives card id to job ji, started in this decision, or says
-// why it cannot have it.
-func (e *engine) takeCard(st *model.Start, ji int32, id int) error {
-	if e.cards.claim(id, ji) {
+// takeCard gives card id to a start, or says why it cannot have it.
+func (e *engine) takeCard(st *model.Start, id int) error {
+	if e.cards.claim(id, id+1) {
 		return nil
 	}
-	switch o := e.cards.owner[id]; {
-	case o == unusable:
-		return e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", e.lay.Ref(id))
-	case e.js[o].state == stQueued: // its start came first in this decision
+	return e.whyNot(st, id, id+1)
+}
+
+// whyNot says why a start cannot have cards first to end-1, of which one
+// is unusable or held: by a running job, or by a start earlier in the
+// same decision.
+func (e *engine) whyNot(st *model.Start, first, end int) error {
+	for id := first; id < end; id++ {
+		switch {
+		case !e.lay.Cards[id].Usable:
+			return e.refuse(st.JobID, "card %s is unhealthy or on an unschedulable node", e.lay.Ref(id))
+		case !e.cards.isHeld(id):
+			continue
+		}
+		if o, ok := e.holderOf(id); ok {
+			return e.refuse(st.JobID, "card %s is busy: job %q holds it", e.lay.Ref(id), e.trace[o].ID)
+		}
 		return e.refuse(st.JobID, "card %s is also given to another start in this decision", e.lay.Ref(id))
-	default:
-		return e.refuse(st.JobID, "card %s is busy: job %q holds it", e.lay.Ref(id), e.trace[o].ID)
 	}
+	panic(fmt.Sprintf("sim: cards %d to %d refused, but each is usable and free", first, end-1))
+}
+
+// holderOf is the job holding card id since before this decision, when
+// one does: a running or yielding job's cards are sorted.
+func (e *engine) holderOf(id int) (int32, bool) {
+	for ji := range e.js {
+		j := &e.js[ji]
+		if j.state != stRunning && j.state != stYielding {
+			continue
+		}
+		if _, found := slices.BinarySearch(j.cards, id); found {
+			return int32(ji), true
+		}
+	}
+	return 0, false
 }
 
 // shape says how cards (sorted) break the job's placement constraint, or "".
@@ -336,6 +357,7 @@ func (e *engine) start(st *model.Start, ids []int, t int64) {
 	j.kind = st.Kind
 	if j.lent = st.Kind == model.Backfill && !st.WindowEnd.IsZero(); j.lent {
 		e.lent++
+		e.cards.lend(ids)
 	}
 	end, _ := e.segment(j, t)
 	e.heap.push(event{t: end, job: ji, gen: j.gen, kind: evEnd})
@@ -412,9 +434,9 @@ func (e *engine) heldByLent(r *model.Reservation) bool {
 	}
 	byLent := false
 	held := func(id int) bool { // free or lent: not a card that rules it out
-		switch o := e.cards.owner[id]; {
-		case o < 0:
-		case e.js[o].lent:
+		switch {
+		case !e.cards.isHeld(id):
+		case e.cards.isLent(id):
 			byLent = true
 		default:
 			return false

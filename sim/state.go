@@ -6,47 +6,66 @@ import (
 	"github.com/huitian/huitian/model"
 )
 
-// cardOwners is who holds each card (by the layout's dense card number).
+// cardOwners is which cards are held, a bit a card (by the layout's dense
+// card number): by a job from the check of its start (checkStart) until
+// its cards are freed, and of those by jobs lent cards in a window
+// (heldByLent). A start's cards are checked and taken a word at a time
+// along their runs; who holds a card is asked only to explain a refused
+// start (holderOf).
 type cardOwners struct {
-	// owner is per card the job holding it (from the check of its start,
-	// checkStart), free, or unusable: one read says whether a start may
-	// have it.
-	owner  []int32
-	busy   int // cards held by running jobs
-	usable int // cards that can be held
+	held   []uint64
+	lent   []uint64
+	ok     []uint64 // the usable cards
+	busy   int      // cards held by running jobs
+	usable int      // cards that can be held
 }
 
-// Card owners besides jobs.
-const (
-	free     int32 = -1
-	unusable int32 = -2 // unhealthy or on an unschedulable node
-)
-
 func newCardOwners(lay *model.Layout) cardOwners {
-	c := cardOwners{owner: make([]int32, len(lay.Cards))}
-	for i := range c.owner {
-		c.owner[i] = unusable
+	words := (len(lay.Cards) + 63) / 64
+	c := cardOwners{held: make([]uint64, words), lent: make([]uint64, words), ok: make([]uint64, words)}
+	for i := range lay.Cards {
 		if lay.Cards[i].Usable {
-			c.owner[i] = free
+			c.ok[i>>6] |= 1 << (i & 63)
 			c.usable++
 		}
 	}
 	return c
 }
 
-// claim gives card id to job ji when it is free, and says whether it was.
-func (c *cardOwners) claim(id int, ji int32) bool {
-	if c.owner[id] != free {
-		return false
+// claim takes cards first to end-1 when every one is usable and free, and
+// says whether they were; it takes none when one is not.
+func (c *cardOwners) claim(first, end int) bool {
+	for w, mask := range model.Words(first, end) {
+		if c.held[w]&mask != 0 || c.ok[w]&mask != mask {
+			return false
+		}
 	}
-	c.owner[id] = ji
+	for w, mask := range model.Words(first, end) {
+		c.held[w] |= mask
+	}
 	return true
 }
 
-// free frees cards.
+// isHeld and isLent say whether card id is held, and by a lent job.
+func (c *cardOwners) isHeld(id int) bool { return c.held[id>>6]&(1<<(id&63)) != 0 }
+func (c *cardOwners) isLent(id int) bool { return c.lent[id>>6]&(1<<(id&63)) != 0 }
+
+// lend marks a job's cards held by a job lent them in a window.
+func (c *cardOwners) lend(ids []int) {
+	for first, end := range model.Runs(ids) {
+		for w, mask := range model.Words(first, end) {
+			c.lent[w] |= mask
+		}
+	}
+}
+
+// free frees a job's cards.
 func (c *cardOwners) free(ids []int) {
-	for _, id := range ids {
-		c.owner[id] = free
+	for first, end := range model.Runs(ids) {
+		for w, mask := range model.Words(first, end) {
+			c.held[w] &^= mask
+			c.lent[w] &^= mask
+		}
 	}
 	c.busy -= len(ids)
 }

@@ -3,7 +3,6 @@ package profile
 import (
 	"cmp"
 	"fmt"
-	"iter"
 	"math/bits"
 	"slices"
 	"sort"
@@ -689,11 +688,11 @@ func (p *Pool) tieWords(cm *claimComp, took func(w int, word uint64)) int {
 // none is: a word at a time along its runs.
 func (p *Pool) leastUsable(cards []int) int {
 	least := -1
-	for first, end := range runs(cards) {
+	for first, end := range model.Runs(cards) {
 		if least >= 0 && first >= least {
 			continue
 		}
-		for w, mask := range words(first, end) {
+		for w, mask := range model.Words(first, end) {
 			if u := p.ok[w] & mask; u != 0 {
 				if l := w<<6 | bits.TrailingZeros64(u); least < 0 || l < least {
 					least = l
@@ -712,8 +711,8 @@ func (p *Pool) leastUsable(cards []int) int {
 // resource manager lists them.
 func (p *Pool) markAll(set []uint64, cards []int) (lo, hi, least int) {
 	lo, hi, least = len(set), -1, -1
-	for first, end := range runs(cards) {
-		for w, mask := range words(first, end) {
+	for first, end := range model.Runs(cards) {
+		for w, mask := range model.Words(first, end) {
 			set[w] |= mask
 			if u := p.ok[w] & mask; u != 0 {
 				if l := w<<6 | bits.TrailingZeros64(u); least < 0 || l < least {
@@ -941,42 +940,10 @@ func (p *Pool) run(k int) (int, bool) {
 // hold does. A job's cards on a flat machine are runs of hundreds, mostly.
 func (p *Pool) flipCards(cards []int, free bool) int {
 	usable := 0
-	for first, end := range runs(cards) {
+	for first, end := range model.Runs(cards) {
 		usable += p.flipRun(first, end, free)
 	}
 	return usable
-}
-
-// runs yields a list's runs of consecutive card numbers, in the list's
-// order: each one's first card and the card after its last.
-func runs(cards []int) iter.Seq2[int, int] {
-	return func(yield func(int, int) bool) {
-		for i := 0; i < len(cards); {
-			first, j := cards[i], i+1
-			for j < len(cards) && cards[j] == first+(j-i) {
-				j++
-			}
-			if !yield(first, first+j-i) {
-				return
-			}
-			i = j
-		}
-	}
-}
-
-// words yields the words of bits that cards first to end-1 fall in, in
-// order: each one's index and the run's bits in it.
-func words(first, end int) iter.Seq2[int, uint64] {
-	return func(yield func(int, uint64) bool) {
-		for c := first; c < end; {
-			w, lo := c>>6, c&63
-			hi := min(64, lo+end-c) // bits lo..hi-1 of word w
-			if !yield(w, ^uint64(0)>>(64-(hi-lo))<<lo) {
-				return
-			}
-			c += hi - lo
-		}
-	}
 }
 
 // flipRun frees (free) or takes the usable cards first to end-1, a
@@ -984,7 +951,7 @@ func words(first, end int) iter.Seq2[int, uint64] {
 // not free panics, as hold does.
 func (p *Pool) flipRun(first, end int, free bool) int {
 	usable := 0
-	for w, mask := range words(first, end) {
+	for w, mask := range model.Words(first, end) {
 		ok := p.ok[w] & mask
 		if free {
 			p.free[w] |= ok
