@@ -231,9 +231,8 @@ func (e *engine) takeRefs(st *model.Start, want int) ([]int, error) {
 // takeNumbers checks a start's cards by number (a CardsPlanner names them
 // so: model.Start.CardNumbers), sorted and each once, and takes them, a
 // word at a time along their runs. The slice is the job's cards from then
-// on, handed back to the
-// planner (CardsPlanner: neither modifies it), which knows its own start
-// by it.
+// on, handed back to the planner (CardsPlanner: neither modifies it),
+// which knows its own start by it.
 func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
 	nums := st.CardNumbers
 	if len(nums) != want {
@@ -244,7 +243,9 @@ func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
 	prev, n := -1, len(e.lay.Cards)
 	for first, end := range model.Runs(nums) {
 		switch {
-		case first < 0 || end > n:
+		case first < 0:
+			return nil, e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", first, n)
+		case end > n:
 			return nil, e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", max(first, n), n)
 		case first <= prev:
 			return nil, e.refuse(st.JobID, "card numbers not sorted, or a card twice: %d after %d", first, prev)
@@ -357,11 +358,10 @@ func (e *engine) start(st *model.Start, ids []int, t int64) {
 	j.kind = st.Kind
 	if j.lent = st.Kind == model.Backfill && !st.WindowEnd.IsZero(); j.lent {
 		e.lent++
-		e.cards.lend(ids)
 	}
+	e.cards.run(ids, j.lent) // taken since checkStart
 	end, _ := e.segment(j, t)
 	e.heap.push(event{t: end, job: ji, gen: j.gen, kind: evEnd})
-	e.cards.busy += len(ids) // the job's since checkStart
 	if j.restore > 0 {
 		e.meter.acc.lostCardSeconds += float64(len(ids)) * float64(j.restore)
 	}

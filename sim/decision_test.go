@@ -38,6 +38,8 @@ func TestBadDecisions(t *testing.T) {
 			"b", `card p0/0 is busy: job "a" holds it`},
 		{"start by an unknown number", model.Decision{Starts: []model.Start{startN("b", 2)}},
 			"b", "card number 2 does not exist (the cluster has 2 cards)"},
+		{"start by a negative number", model.Decision{Starts: []model.Start{startN("b", -1)}},
+			"b", "card number -1 does not exist (the cluster has 2 cards)"},
 		{"start by numbers out of order", model.Decision{Preemptions: []model.Preemption{{JobID: "a", Action: model.PreemptRequeue}}, Starts: []model.Start{startN("c", 1, 0)}},
 			"c", "card numbers not sorted, or a card twice: 0 after 1"},
 		{"start by a number twice", model.Decision{Preemptions: []model.Preemption{{JobID: "a", Action: model.PreemptRequeue}}, Starts: []model.Start{startN("c", 1, 1)}},

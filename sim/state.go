@@ -50,8 +50,14 @@ func (c *cardOwners) claim(first, end int) bool {
 func (c *cardOwners) isHeld(id int) bool { return c.held[id>>6]&(1<<(id&63)) != 0 }
 func (c *cardOwners) isLent(id int) bool { return c.lent[id>>6]&(1<<(id&63)) != 0 }
 
-// lend marks a job's cards held by a job lent them in a window.
-func (c *cardOwners) lend(ids []int) {
+// run counts a started job's cards, taken when its start was checked
+// (claim), as busy, and marks them held by a job lent them in a window
+// when it is one.
+func (c *cardOwners) run(ids []int, lent bool) {
+	c.busy += len(ids)
+	if !lent {
+		return
+	}
 	for first, end := range model.Runs(ids) {
 		for w, mask := range model.Words(first, end) {
 			c.lent[w] |= mask
