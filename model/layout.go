@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"sync"
 )
@@ -118,6 +119,23 @@ func (l *Layout) RefsView(ids []int) []CardRef {
 // own, read only: a start on consecutive cards numbered without a list of
 // its own (thousands a start on a flat 93,312-card machine).
 func (l *Layout) Run(first, n int) []int { return l.numbers[first : first+n : first+n] }
+
+// RunAt says whether ids is a slice of the layout's own numbers (Run),
+// and so the cards ids[0] to ids[0]+len(ids)-1 in order, known without
+// reading them.
+func (l *Layout) RunAt(ids []int) bool {
+	n := len(ids)
+	return n > 0 && ids[0] >= 0 && ids[0]+n <= len(l.numbers) && &ids[0] == &l.numbers[ids[0]]
+}
+
+// Runs is model.Runs, and a run of the layout's own numbers (RunAt)
+// yielded at once.
+func (l *Layout) Runs(ids []int) iter.Seq2[int, int] {
+	if l.RunAt(ids) {
+		return func(yield func(int, int) bool) { yield(ids[0], ids[0]+len(ids)) }
+	}
+	return Runs(ids)
+}
 
 // ViewAt says whether refs is a view of the layout's own references
 // (RefsView), and of which card numbers: first to first+len(refs)-1.

@@ -43,3 +43,31 @@ func TestRunsAndWords(t *testing.T) {
 		}
 	})
 }
+
+// SortedRuns finds the runs Runs does on a list sorted with each card
+// once, whatever their lengths.
+func TestSortedRuns(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		set := rapid.SliceOfDistinct(rapid.IntRange(0, 3000), rapid.ID).Draw(t, "set")
+		// Long runs too: a few stretches of consecutive cards.
+		for _, n := range rapid.SliceOfN(rapid.IntRange(1, 700), 0, 4).Draw(t, "stretches") {
+			first := rapid.IntRange(0, 3000).Draw(t, "first")
+			for c := first; c < first+n; c++ {
+				set = append(set, c)
+			}
+		}
+		slices.Sort(set)
+		set = slices.Compact(set)
+		type run struct{ first, end int }
+		var want, got []run
+		for first, end := range Runs(set) {
+			want = append(want, run{first, end})
+		}
+		for first, end := range SortedRuns(set) {
+			got = append(got, run{first, end})
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("SortedRuns(%v) = %v, Runs gives %v", set, got, want)
+		}
+	})
+}

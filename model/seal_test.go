@@ -274,9 +274,25 @@ func TestRefsView(t *testing.T) {
 			t.Errorf("%v: a copy is a view", tc.ids)
 		}
 		if tc.view {
-			if run := lay.Run(tc.ids[0], len(tc.ids)); !slices.Equal(run, tc.ids) {
+			run := lay.Run(tc.ids[0], len(tc.ids))
+			if !slices.Equal(run, tc.ids) {
 				t.Errorf("%v: Run gives %v", tc.ids, run)
 			}
+			// A run is known as one without reading it; a copy of it,
+			// or the numbers themselves, are read.
+			if !lay.RunAt(run) || lay.RunAt(tc.ids) || !lay.RunAt(run[len(run)-1:]) {
+				t.Errorf("%v: RunAt %v on the run, %v on the list", tc.ids, lay.RunAt(run), lay.RunAt(tc.ids))
+			}
 		}
+		var runs [][2]int
+		for first, end := range lay.Runs(tc.ids) {
+			runs = append(runs, [2]int{first, end})
+		}
+		if tc.view && !slices.Equal(runs, [][2]int{{tc.ids[0], tc.ids[0] + len(tc.ids)}}) {
+			t.Errorf("%v: Runs gives %v", tc.ids, runs)
+		}
+	}
+	if lay.RunAt(nil) || lay.RunAt([]int{-1}) {
+		t.Error("RunAt: an empty list or an unknown number is a run of the layout's")
 	}
 }

@@ -239,9 +239,10 @@ func (e *engine) takeNumbers(st *model.Start, want int) ([]int, error) {
 		return nil, e.refuse(st.JobID, "started on %d cards, it asks for %d", len(nums), want)
 	}
 	// Run by run: sorted and each once when every run begins past the
-	// last one's end.
+	// last one's end. A slice of the layout's own numbers (a start on
+	// consecutive free cards) is one run, known without a read.
 	prev, n := -1, len(e.lay.Cards)
-	for first, end := range model.Runs(nums) {
+	for first, end := range e.lay.Runs(nums) {
 		switch {
 		case first < 0:
 			return nil, e.refuse(st.JobID, "card number %d does not exist (the cluster has %d cards)", first, n)

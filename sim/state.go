@@ -58,16 +58,16 @@ func (c *cardOwners) run(ids []int, lent bool) {
 	if !lent {
 		return
 	}
-	for first, end := range model.Runs(ids) {
+	for first, end := range model.SortedRuns(ids) {
 		for w, mask := range model.Words(first, end) {
 			c.lent[w] |= mask
 		}
 	}
 }
 
-// free frees a job's cards.
+// free frees a job's cards (sorted, as a job's are: checkStart).
 func (c *cardOwners) free(ids []int) {
-	for first, end := range model.Runs(ids) {
+	for first, end := range model.SortedRuns(ids) {
 		for w, mask := range model.Words(first, end) {
 			c.held[w] &^= mask
 			c.lent[w] &^= mask

@@ -125,7 +125,7 @@ func (f *flatPred) fitNow(dur int64, req profile.Request) ([]int, profile.Outcom
 	if eligible < k {
 		return nil, profile.Claimed
 	}
-	return profile.LowestFree(f.free, k, from), profile.Fits
+	return profile.LowestFree(f.lay, f.free, k, from), profile.Fits
 }
 
 // window is how long cards free now (sorted) stay free: the claim's t
@@ -137,12 +137,18 @@ func (f *flatPred) window(cards []int) int64 {
 	return profile.Forever
 }
 
-// take starts cards free now.
+// take starts cards free now, sorted (fitNow's): a word at a time along
+// their runs.
 func (f *flatPred) take(cards []int) {
-	for _, c := range cards {
-		f.free[c>>6] &^= 1 << (c & 63)
-		if f.claimed && c < f.bound {
-			f.claimedFree--
+	for first, end := range model.SortedRuns(cards) {
+		for w, mask := range model.Words(first, end) {
+			f.free[w] &^= mask
+			if f.claimed && w<<6 < f.bound {
+				if w == f.bound>>6 {
+					mask &= 1<<(f.bound&63) - 1
+				}
+				f.claimedFree -= bits.OnesCount64(mask)
+			}
 		}
 	}
 	f.nfree -= len(cards)

@@ -391,8 +391,8 @@ func Load(s *model.Snapshot) (*profile.Profile, error) {
 	return l.load(s, cards, HeldUntils(s, nil), true), nil
 }
 
-// Resolve returns the dense numbers of every running job's cards, by
-// index into s.Running, remembering them for the next cycle. The slices
+// Resolve returns the dense numbers of every running job's cards, sorted
+// (Of), by index into s.Running, remembering them for the next cycle. The slices
 // are the CardIDs' own: the caller must not modify them, and the outer
 // one is the next Resolve's too (one list of 28,000 running jobs a cycle
 // at 65,536 cards); each job's cards stay as they are.
@@ -406,25 +406,25 @@ func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
 	next, j := c.next[:0], 0
 	for i := range s.Running {
 		r := &s.Running[i]
-		var ids []int
+		var got resolved
 		for k := j; k < len(c.last) && k < j+lookAhead; k++ {
 			if e := &c.last[k]; e.id == r.Job.ID {
-				if len(e.ids) == len(r.Cards) && c.same(e.ids, r.Cards) {
-					ids = e.ids
+				if len(e.ids) == len(r.Cards) && c.same(e.order, r.Cards) {
+					got = *e
 				}
 				j = k + 1
 				break
 			}
 		}
-		if ids == nil {
-			var bad int
-			var ok bool
-			if ids, bad, ok = c.Of(r.Job.ID, r.Cards); !ok {
+		if got.ids == nil {
+			e, bad, ok := c.of(r.Job.ID, r.Cards)
+			if !ok {
 				return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
 			}
+			got = resolved{r.Job.ID, e.ids, e.order}
 		}
-		out[i] = ids
-		next = append(next, resolved{r.Job.ID, ids})
+		out[i] = got.ids
+		next = append(next, got)
 	}
 	c.last, c.next = next, c.last
 	return out, nil

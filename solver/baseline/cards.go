@@ -1,6 +1,10 @@
 package baseline
 
-import "github.com/huitian/huitian/model"
+import (
+	"slices"
+
+	"github.com/huitian/huitian/model"
+)
 
 // CardIDs resolves running jobs' card references to dense card numbers and
 // remembers each job's answer from one cycle to the next: a running job's
@@ -23,8 +27,8 @@ type CardIDs struct {
 }
 
 type resolved struct {
-	id  string
-	ids []int
+	id         string
+	ids, order []int // as cardsOf's
 }
 
 // lookAhead is how far Resolve looks down the last cycle's list for a
@@ -32,7 +36,11 @@ type resolved struct {
 const lookAhead = 8
 
 type cardsOf struct {
-	ids   []int
+	ids []int // sorted
+	// order is ids in the references' order when a resource manager
+	// lists them out of card order, else ids itself: the references are
+	// checked against it (same).
+	order []int
 	cycle uint32 // the last cycle that used it
 }
 
@@ -44,27 +52,40 @@ func (c *CardIDs) Begin(lay *model.Layout) {
 	c.cycle++
 }
 
-// Of returns the dense numbers of a running job's cards. When a reference
-// names no card it returns the position of the first such one and false.
-// The slice is the CardIDs' own: the caller must not modify it.
+// Of returns the dense numbers of a running job's cards, sorted: a
+// profile or pool takes a job's cards along their runs of consecutive
+// numbers, found in a few reads on a sorted list (model.SortedRuns). When
+// a reference names no card it returns the position of the first such
+// one and false. The slice is the CardIDs' own: the caller must not
+// modify it.
 func (c *CardIDs) Of(jobID string, refs []model.CardRef) ([]int, int, bool) {
-	if e, ok := c.byJob[jobID]; ok && len(e.ids) == len(refs) && c.same(e.ids, refs) {
+	e, bad, ok := c.of(jobID, refs)
+	return e.ids, bad, ok
+}
+
+// of is Of's answer with the order of the references.
+func (c *CardIDs) of(jobID string, refs []model.CardRef) (cardsOf, int, bool) {
+	if e, ok := c.byJob[jobID]; ok && len(e.ids) == len(refs) && c.same(e.order, refs) {
 		e.cycle = c.cycle
 		c.byJob[jobID] = e
-		return e.ids, 0, true
+		return e, 0, true
 	}
 	ids := make([]int, len(refs))
 	next := 0 // a decision lists a job's cards in card order
 	for k, ref := range refs {
 		id, ok := c.lay.CardIDNear(ref, next)
 		if !ok {
-			return nil, k, false
+			return cardsOf{}, k, false
 		}
 		ids[k] = id
 		next = id + 1
 	}
-	c.byJob[jobID] = cardsOf{ids: ids, cycle: c.cycle}
-	return ids, 0, true
+	e := cardsOf{ids: ids, order: ids, cycle: c.cycle}
+	if !slices.IsSorted(ids) {
+		e.ids = slices.Sorted(slices.Values(ids))
+	}
+	c.byJob[jobID] = e
+	return e, 0, true
 }
 
 func (c *CardIDs) same(ids []int, refs []model.CardRef) bool {

@@ -16,7 +16,9 @@ import (
 // ended, some started, the list reordered, a job's cards changed under the
 // same id (same count or not), a reference to a card that does not exist —
 // Resolve gives each job the card numbers a lookup of each reference
-// gives, or the error naming the bad reference.
+// gives, sorted (a resource manager may list them out of card order), or
+// the error naming the bad reference; a job unchanged since the last
+// cycle gets the same slice again.
 func TestResolveEqualsLookup(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := modeltest.Uniform(rapid.IntRange(1, 6).Draw(t, "nodes"), 4, 0)
@@ -26,6 +28,11 @@ func TestResolveEqualsLookup(t *testing.T) {
 		lay := c.Layout()
 		var ids CardIDs
 		var running []model.Running
+		type answer struct {
+			refs []model.CardRef
+			ids  []int
+		}
+		last := map[string]answer{} // the last cycle's, by job
 		next := 0
 		for cycle := range rapid.IntRange(1, 12).Draw(t, "cycles") {
 			// Change the list: drop, reorder, move cards, add.
@@ -60,6 +67,7 @@ func TestResolveEqualsLookup(t *testing.T) {
 				if err == nil {
 					t.Fatalf("cycle %d: a reference to no card resolved", cycle)
 				}
+				clear(last) // the jobs before the bad one were resolved anew
 				continue
 			}
 			if err != nil {
@@ -74,15 +82,24 @@ func TestResolveEqualsLookup(t *testing.T) {
 					}
 					want = append(want, id)
 				}
+				slices.Sort(want)
 				if !slices.Equal(got[i], want) {
 					t.Fatalf("cycle %d: %s resolved to %v, want %v", cycle, r.Job.ID, got[i], want)
 				}
+				if prev, ok := last[r.Job.ID]; ok && slices.Equal(prev.refs, r.Cards) && &prev.ids[0] != &got[i][0] {
+					t.Fatalf("cycle %d: %s unchanged, resolved to another slice", cycle, r.Job.ID)
+				}
+			}
+			clear(last)
+			for i, r := range running {
+				last[r.Job.ID] = answer{r.Cards, got[i]}
 			}
 		}
 	})
 }
 
-// randomRefs draws n references to distinct cards in card order.
+// randomRefs draws n references to distinct cards, in card order or
+// not.
 func randomRefs(t *rapid.T, lay *model.Layout, n int) []model.CardRef {
 	n = min(n, len(lay.Cards))
 	all := make([]int, len(lay.Cards))
@@ -90,6 +107,8 @@ func randomRefs(t *rapid.T, lay *model.Layout, n int) []model.CardRef {
 		all[i] = i
 	}
 	pick := rapid.Permutation(all).Draw(t, "cards")[:n]
-	slices.Sort(pick)
+	if rapid.Bool().Draw(t, "in order") {
+		slices.Sort(pick)
+	}
 	return lay.Refs(pick)
 }

@@ -126,6 +126,7 @@ func TestPoolAsCounted(t *testing.T) {
 						cards = append(cards, c)
 					}
 				}
+				slices.Sort(cards) // a pool takes lists sorted (Hold)
 				until := rapid.Int64Range(1, 60).Draw(t, "until")
 				p.Hold(cards, until)
 				for _, k := range cards {
