@@ -232,6 +232,7 @@ type Huitian struct {
 	// replay.
 	memo, memoNext []queuedMemo
 	missed         []int32               // matchQueued's jobs not found by the walk
+	memoIDs        map[string]int        // matchQueued's lookup by id, cleared and kept
 	tagged         []int                 // matchQueued's jobs that may hold a tag (cycle.tagged)
 	fragOf         []model.FragmentClass // classify's labels, reused
 	cyc            cycle                 // the plan under way (newCycle)
@@ -885,8 +886,16 @@ func (c *cycle) matchQueued() {
 		missed = append(missed, int32(k))
 		if misses++; misses > maxMisses {
 			// The entries not taken yet (taken ones lose their id: a
-			// job id is never empty), and every job missed so far.
-			byID = make(map[string]int)
+			// job id is never empty), and every job missed so far. The
+			// map is kept from cycle to cycle, its room with it: grown
+			// afresh, it was a tenth of a huitian plan at 65,536 cards
+			// and 20,000 queued, where a thousand arrivals a cycle
+			// come to it.
+			if h.memoIDs == nil {
+				h.memoIDs = make(map[string]int, len(last)-m)
+			}
+			byID = h.memoIDs
+			clear(byID)
 			for y := range last {
 				if last[y].id != "" {
 					byID[last[y].id] = y
