@@ -888,9 +888,9 @@ func (c *cycle) matchQueued() {
 			// The entries not taken yet (taken ones lose their id: a
 			// job id is never empty), and every job missed so far. The
 			// map is kept from cycle to cycle, its room with it: grown
-			// afresh, it was a tenth of a huitian plan at 65,536 cards
-			// and 20,000 queued, where a thousand arrivals a cycle
-			// come to it.
+			// afresh, its rehashing was 6% of a huitian plan at 65,536
+			// cards and 20,000 queued, where a thousand arrivals a
+			// cycle come to it.
 			if h.memoIDs == nil {
 				h.memoIDs = make(map[string]int, len(last)-m)
 			}
