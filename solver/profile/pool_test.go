@@ -426,3 +426,55 @@ func TestIsPool(t *testing.T) {
 		t.Error("no usable card: a pool")
 	}
 }
+
+// TestLowestFree: the k lowest-numbered free cards from a card on, over
+// free sets of long runs, scattered cards and both: a slice of the
+// layout's own numbers exactly when they are consecutive, and fewer free
+// than counted panics.
+func TestLowestFree(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 700).Draw(t, "cards")
+		c := modeltest.Uniform(n, 1, 0)
+		if err := c.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		lay := c.Layout()
+		free := make([]uint64, (n+63)/64)
+		for range rapid.IntRange(0, 6).Draw(t, "runs") {
+			first := rapid.IntRange(0, n-1).Draw(t, "first")
+			for id := first; id < min(n, first+rapid.IntRange(1, 300).Draw(t, "len")); id++ {
+				free[id>>6] |= 1 << (id & 63)
+			}
+		}
+		for range rapid.IntRange(0, 20).Draw(t, "scattered") {
+			id := rapid.IntRange(0, n-1).Draw(t, "card")
+			free[id>>6] |= 1 << (id & 63)
+		}
+		from := rapid.IntRange(0, n-1).Draw(t, "from")
+		var want []int
+		for id := from; id < n; id++ {
+			if free[id>>6]&(1<<(id&63)) != 0 {
+				want = append(want, id)
+			}
+		}
+		k := rapid.IntRange(1, len(want)+1).Draw(t, "k")
+		if k > len(want) {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("%d cards asked of %d free: no panic", k, len(want))
+				}
+			}()
+		}
+		got := LowestFree(lay, free, k, from)
+		want = want[:k]
+		if !slices.Equal(got, want) {
+			t.Fatalf("LowestFree(%d from %d) = %v, want %v", k, from, got, want)
+		}
+		if run := want[k-1]-want[0] == k-1; lay.RunAt(got) != run {
+			t.Fatalf("LowestFree(%d from %d): a slice of the layout's numbers %v, consecutive %v", k, from, lay.RunAt(got), run)
+		}
+		if cap(got) != k {
+			t.Fatalf("LowestFree(%d): capacity %d", k, cap(got))
+		}
+	})
+}
