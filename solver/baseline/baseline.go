@@ -392,8 +392,8 @@ func Load(s *model.Snapshot) (*profile.Profile, error) {
 }
 
 // Resolve returns the dense numbers of every running job's cards, sorted
-// (Of), by index into s.Running, remembering them for the next cycle. The slices
-// are the CardIDs' own: the caller must not modify them, and the outer
+// (of), by index into s.Running, remembering them for the next cycle.
+// The slices are the CardIDs' own: the caller must not modify them, and the outer
 // one is the next Resolve's too (one list of 28,000 running jobs a cycle
 // at 65,536 cards); each job's cards stay as they are.
 func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {

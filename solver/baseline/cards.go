@@ -52,18 +52,12 @@ func (c *CardIDs) Begin(lay *model.Layout) {
 	c.cycle++
 }
 
-// Of returns the dense numbers of a running job's cards, sorted: a
+// of returns the dense numbers of a running job's cards, sorted (ids: a
 // profile or pool takes a job's cards along their runs of consecutive
-// numbers, found in a few reads on a sorted list (model.SortedRuns). When
-// a reference names no card it returns the position of the first such
-// one and false. The slice is the CardIDs' own: the caller must not
-// modify it.
-func (c *CardIDs) Of(jobID string, refs []model.CardRef) ([]int, int, bool) {
-	e, bad, ok := c.of(jobID, refs)
-	return e.ids, bad, ok
-}
-
-// of is Of's answer with the order of the references.
+// numbers, found in a few reads on a sorted list, model.SortedRuns), and
+// in the references' order. When a reference names no card it returns
+// the position of the first such one and false. The slices are the
+// CardIDs' own: the caller must not modify them.
 func (c *CardIDs) of(jobID string, refs []model.CardRef) (cardsOf, int, bool) {
 	if e, ok := c.byJob[jobID]; ok && len(e.ids) == len(refs) && c.same(e.order, refs) {
 		e.cycle = c.cycle
