@@ -1078,8 +1078,8 @@ func TestProtectionAndNoticeFitBeforeTheClaim(t *testing.T) {
 // cards in a window that ends at the head's promise. bf is requeued now,
 // with the margin as its notice, when the card-time the head's other cards
 // would stand idle until bf is expected to end (by the window's end)
-// exceeds the card-time bf has run, and that wait is more than MinGain
-// (10 min); else it runs on in its window.
+// exceeds the card-time bf has run, and that wait is more than the margin
+// (1 min, the requeue's own notice); else it runs on in its window.
 func TestLentJobsYieldWhenTheHeadsIdleCardsOutweighTheirWork(t *testing.T) {
 	c := modeltest.Uniform(1, 4, 0)
 	now := modeltest.Epoch.Add(10 * time.Hour)
@@ -1098,7 +1098,8 @@ func TestLentJobsYieldWhenTheHeadsIdleCardsOutweighTheirWork(t *testing.T) {
 		{"1 card run 7 h, limit 12 h, window 2 h: it outlives its window and loses its work there", 1, 7 * time.Hour, 12 * time.Hour, 2 * time.Hour, true},
 		{"3 cards run 1 h, limit 6 h, window 2 h: they outlive their window", 3, time.Hour, 6 * time.Hour, 2 * time.Hour, true},
 		{"1 card run 1 min, window 20 min: the head waits for it", 1, time.Minute, 3 * time.Hour, 20 * time.Minute, true},
-		{"1 card run 1 min, window 9 min: within MinGain", 1, time.Minute, 3 * time.Hour, 9 * time.Minute, false},
+		{"1 card run 1 min, window 9 min: the head would wait for it past the margin", 1, time.Minute, 3 * time.Hour, 9 * time.Minute, true},
+		{"1 card run 1 min, window 100 s: within twice the margin", 1, time.Minute, 3 * time.Hour, 100 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bf := modeltest.Job("bf").Cards(tc.cards).Limit(tc.limit).Build()
