@@ -409,7 +409,7 @@ func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
 		var got resolved
 		for k := j; k < len(c.last) && k < j+lookAhead; k++ {
 			if e := &c.last[k]; e.id == r.Job.ID {
-				if len(e.ids) == len(r.Cards) && c.same(e.order, r.Cards) {
+				if c.still(e.cardsOf, r.Cards) {
 					got = *e
 				}
 				j = k + 1
@@ -421,7 +421,7 @@ func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
 			if !ok {
 				return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
 			}
-			got = resolved{r.Job.ID, e.ids, e.order}
+			got = resolved{r.Job.ID, e}
 		}
 		out[i] = got.ids
 		next = append(next, got)

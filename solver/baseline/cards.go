@@ -27,8 +27,8 @@ type CardIDs struct {
 }
 
 type resolved struct {
-	id         string
-	ids, order []int // as cardsOf's
+	id string
+	cardsOf
 }
 
 // lookAhead is how far Resolve looks down the last cycle's list for a
@@ -39,7 +39,7 @@ type cardsOf struct {
 	ids []int // sorted
 	// order is ids in the references' order when a resource manager
 	// lists them out of card order, else ids itself: the references are
-	// checked against it (same).
+	// checked against it (still).
 	order []int
 	cycle uint32 // the last cycle that used it
 }
@@ -59,7 +59,7 @@ func (c *CardIDs) Begin(lay *model.Layout) {
 // the position of the first such one and false. The slices are the
 // CardIDs' own: the caller must not modify them.
 func (c *CardIDs) of(jobID string, refs []model.CardRef) (cardsOf, int, bool) {
-	if e, ok := c.byJob[jobID]; ok && len(e.ids) == len(refs) && c.same(e.order, refs) {
+	if e, ok := c.byJob[jobID]; ok && c.still(e, refs) {
 		e.cycle = c.cycle
 		c.byJob[jobID] = e
 		return e, 0, true
@@ -82,8 +82,13 @@ func (c *CardIDs) of(jobID string, refs []model.CardRef) (cardsOf, int, bool) {
 	return e, 0, true
 }
 
-func (c *CardIDs) same(ids []int, refs []model.CardRef) bool {
-	for k, id := range ids {
+// still says whether an answer still holds: refs name its cards, in its
+// order.
+func (c *CardIDs) still(e cardsOf, refs []model.CardRef) bool {
+	if len(e.order) != len(refs) {
+		return false
+	}
+	for k, id := range e.order {
 		if c.lay.Ref(id) != refs[k] {
 			return false
 		}

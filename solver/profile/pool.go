@@ -438,15 +438,16 @@ func (p *Pool) exactFrom(dur int64) int {
 // list of their own. The caller counted them there: fewer is a broken
 // invariant, and panics.
 func LowestFree(lay *model.Layout, free []uint64, k, from int) []int {
-	if first, ok := freeRun(free, k, from); ok {
+	first, run := freeRun(free, k, from)
+	if run {
 		return lay.Run(first, k)
 	}
 	out := make([]int, k)
 	n := 0
-	for w := from >> 6; w < len(free) && n < k; w++ {
+	for w := first >> 6; w < len(free) && n < k; w++ {
 		word := free[w]
-		if w == from>>6 {
-			word &^= 1<<(from&63) - 1
+		if w == first>>6 {
+			word &^= 1<<(first&63) - 1
 		}
 		if word == ^uint64(0) && k-n >= 64 {
 			// A word of free cards, numbered without reading a bit:
@@ -469,10 +470,11 @@ func LowestFree(lay *model.Layout, free []uint64, k, from int) []int {
 	return out
 }
 
-// freeRun says whether the k lowest-numbered cards set in free from card
-// from on are consecutive, and where they begin: a word at a time.
-func freeRun(free []uint64, k, from int) (int, bool) {
-	first := -1
+// freeRun returns the first card set in free from card from on
+// (len(free)*64 when none is), and says whether the k lowest-numbered
+// from there are consecutive: a word at a time.
+func freeRun(free []uint64, k, from int) (first int, run bool) {
+	first = len(free) << 6
 	for w := from >> 6; w < len(free); w++ {
 		word := free[w]
 		if w == from>>6 {
@@ -483,12 +485,12 @@ func freeRun(free []uint64, k, from int) (int, bool) {
 			break
 		}
 	}
-	if first < 0 || k <= 0 || first+k > len(free)<<6 {
-		return 0, false
+	if k <= 0 || first+k > len(free)<<6 {
+		return first, false
 	}
 	for w, mask := range model.Words(first, first+k) {
 		if free[w]&mask != mask {
-			return 0, false
+			return first, false
 		}
 	}
 	return first, true
