@@ -230,11 +230,17 @@ func TestReplanByWithinTheMargin(t *testing.T) {
 }
 
 // saturationWorld: one node of 4 cards, 3 held by a regular job for
-// another hour; a 4-card head waits for them. A 1-card job of a user whose
+// at most another hour (its user's jobs run to their limits); a 4-card head waits for them. A 1-card job of a user whose
 // jobs run a tenth of their 4-hour limit could use the free card before
 // the head (by its estimate, not by its limit). fillers more 4-card jobs of
 // 24 h wait behind.
 func saturationWorld(fillers int) (*model.Snapshot, *Huitian) {
+	return lendingWorld(fillers, 2*time.Hour)
+}
+
+// lendingWorld is saturationWorld with the jobs of main's user running
+// mainRuns each.
+func lendingWorld(fillers int, mainRuns time.Duration) (*model.Snapshot, *Huitian) {
 	c := modeltest.Uniform(1, 4, 0)
 	now := modeltest.Epoch.Add(100 * time.Hour)
 	main := modeltest.Job("main").Cards(3).Limit(2 * time.Hour).Build()
@@ -250,6 +256,9 @@ func saturationWorld(fillers int) (*model.Snapshot, *Huitian) {
 		j := modeltest.Job(fmt.Sprintf("h%d", k)).User("ann").Cards(1).Limit(4 * time.Hour).Build()
 		start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
 		observeFinished(h, j, start, 20*time.Minute)
+		// main's user's jobs run to their limits: the head's start is
+		// known, an hour away.
+		observeFinished(h, modeltest.Job(fmt.Sprintf("m%d", k)).Cards(3).Limit(2*time.Hour).Build(), start, mainRuns)
 	}
 	return s, h
 }
@@ -290,8 +299,39 @@ func TestNoLendingBeyondEASYWhenSaturated(t *testing.T) {
 	}
 }
 
+// TestNoLendingBeforeAJobItsHistoryCannotExplain: main has run an hour,
+// past every one of its user's jobs (10 minutes each): it may end at any
+// time in the hour its limit leaves, and the head start then, not only in
+// an hour. The short job (20 minutes) is not lent the free card: it would
+// hold the head past EASY's start whenever main ends within 20 minutes.
+// (Taken to run to its limit, main made the head's start certain and the
+// short job's risk nil: on NASA-iPSC a 16-card job 80 s from its end held
+// a 32-card head a minute past EASY's start, and four jobs behind it.)
+func TestNoLendingBeforeAJobItsHistoryCannotExplain(t *testing.T) {
+	s, h := lendingWorld(0, 10*time.Minute)
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := h.Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Starts) != 0 {
+		t.Fatalf("starts %+v, want none", d.Starts)
+	}
+	i := slices.IndexFunc(d.Pending, func(p model.Pending) bool { return p.JobID == "short" })
+	if i < 0 || d.Pending[i].Reason != model.PendingPriority || !strings.Contains(d.Pending[i].Message, "preemption probability") {
+		t.Fatalf("short's pending entry %+v, want held back by its preemption probability", d.Pending)
+	}
+	j := slices.IndexFunc(d.Pending, func(p model.Pending) bool { return p.JobID == "head" })
+	if want := s.Now.Add(48 * time.Minute); j < 0 || !d.Pending[j].EstimatedStart.Equal(want) {
+		t.Fatalf("head's pending entry %+v, want expected at %v (the 0.8 quantile of main's last hour)", d.Pending, want)
+	}
+}
+
 // TestLendingBeyondEASYInQueueOrder: one card is free until the head's
-// reservation an hour away; two 1-card jobs with 4-hour limits could use
+// reservation an hour away (the job holding its other cards runs to its
+// limit, as its user's always do); two 1-card jobs with 4-hour limits could use
 // it on their estimates (not on their limits): ann's, submitted first,
 // runs 20 minutes, bob's 10. By default the card goes to ann's, the job
 // that waited longer; shortest first (EASY++'s order) to bob's.
@@ -323,6 +363,9 @@ func TestLendingBeyondEASYInQueueOrder(t *testing.T) {
 			h := NewHuitianGreedy(cfg)
 			for k := range 20 {
 				start := modeltest.Epoch.Add(time.Duration(k) * time.Hour)
+				// main's user's jobs run to their limits: the head's start
+				// is known, an hour away.
+				observeFinished(h, modeltest.Job(fmt.Sprintf("m%d", k)).Cards(3).Limit(2*time.Hour).Build(), start, 2*time.Hour)
 				observeFinished(h, modeltest.Job(fmt.Sprintf("a%d", k)).User("ann").Cards(1).Limit(4*time.Hour).Build(), start, 20*time.Minute)
 				observeFinished(h, modeltest.Job(fmt.Sprintf("b%d", k)).User("bob").Cards(1).Limit(4*time.Hour).Build(), start, 10*time.Minute)
 			}

@@ -353,12 +353,13 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 	if !same(0, 2) {
 		t.Errorf("huitian-greedy+onenode did not run as EASY: %+v", r)
 	}
-	// Lublin-256 at its own size is saturated throughout: huitian-greedy
-	// lends nothing beyond EASY and runs as EASY does; +nosat lends.
-	r = whatifResults(t, 3, "--trace", filepath.Join(dir, "swf-Lublin-synthetic-rlscheduler", "lublin_256.swf.gz"),
-		"--cluster", "flat", "--policy", "easy,huitian-greedy,huitian-greedy+nosat")
+	// HPC2N's first 3,145 jobs at load 1.2 are saturated throughout:
+	// huitian-greedy lends nothing beyond EASY and runs as EASY does;
+	// +nosat lends.
+	r = whatifResults(t, 3, "--trace", filepath.Join(dir, "swf-HPC2N-first3171", "hpc2n.swf.gz"),
+		"--load", "1.2", "--policy", "easy,huitian-greedy,huitian-greedy+nosat")
 	if !same(0, 1) || same(0, 2) {
-		t.Errorf("Lublin-256: want huitian-greedy as EASY and +nosat apart: %+v", r)
+		t.Errorf("HPC2N at load 1.2: want huitian-greedy as EASY and +nosat apart: %+v", r)
 	}
 }
 

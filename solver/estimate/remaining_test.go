@@ -9,7 +9,8 @@ import (
 )
 
 // remainingBefore is Remaining as it was written before it computed one
-// grid point at a time: the reference.
+// grid point at a time (with a job the history cannot explain ending
+// uniformly within its limit): the reference.
 func remainingBefore(total Dist, limit, elapsed, progress float64) Dist {
 	left := limit - elapsed
 	if left <= 0 {
@@ -17,7 +18,9 @@ func remainingBefore(total Dist, limit, elapsed, progress float64) Dist {
 	}
 	cond, ok := total.Beyond(elapsed)
 	if !ok {
-		cond = Point(left)
+		for i := range cond.Q {
+			cond.Q[i] = left * float64(i) / (Grid - 1)
+		}
 	}
 	cond = cond.Cap(left)
 	if progress > 0 && progress <= 1 {
@@ -62,4 +65,26 @@ func TestRemainingQuantile(t *testing.T) {
 			t.Fatalf("RemainingQuantile(p=%v, cap=%v) = %v, want %v", p, c, got, want)
 		}
 	})
+}
+
+// TestRemainingUnexplained: a job that has outlived every sample of its
+// history ends at any time within what is left of its limit, each as
+// likely (not at its limit for certain, which made the start of a job
+// waiting for its cards look certain too).
+func TestRemainingUnexplained(t *testing.T) {
+	total := FromSorted([]float64{300, 600, 900}, 1)
+	r := Remaining(total, 7200, 3600, 0)
+	for _, p := range []float64{0, 0.25, 0.5, 0.8, 1} {
+		if got, want := r.Quantile(p), p*3600; math.Abs(got-want) > 1e-9 {
+			t.Errorf("quantile %v = %v, want %v", p, got, want)
+		}
+	}
+	if got := RemainingQuantile(&total, 7200, 3600, 0, 1800, 0.8); got != 1800 {
+		t.Errorf("capped at 1800: quantile 0.8 = %v, want 1800", got)
+	}
+	// Explained, it is the history beyond the elapsed time.
+	if e := Remaining(total, 7200, 500, 0); e.Quantile(1) != 400 {
+		got := e.Quantile(1)
+		t.Errorf("explained: quantile 1 = %v, want 400", got)
+	}
 }
