@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,6 +30,24 @@ type cardsChecked struct {
 	own    map[string][]int // each start's card numbers, the slice itself
 	cycles int
 	asked  int // reservations' numbers asked for (ReservationNumbers)
+	// handed are the lists the simulator handed back (Recycle), by their
+	// first number's address; reused counts the starts named in one.
+	handed map[*int]bool
+	reused int
+}
+
+// Recycle notes the list handed back and passes it on to the planner,
+// when a Recycler. A list lent out again while its job still ran would
+// change that job's cards, which PlanCards checks every cycle against a
+// copy of its start's.
+func (c *cardsChecked) Recycle(cards []int) {
+	if c.handed == nil {
+		c.handed = map[*int]bool{}
+	}
+	c.handed[&cards[0]] = true
+	if r, ok := c.pl.(Recycler); ok {
+		r.Recycle(cards)
+	}
 }
 
 func (c *cardsChecked) Plan(context.Context, *model.Snapshot) (*model.Decision, error) {
@@ -73,6 +93,9 @@ func (c *cardsChecked) PlanCards(ctx context.Context, s *model.Snapshot, cards [
 			c.t.Fatalf("cycle %d: %T: %s: a start of PlanCards names %d cards by reference and %d by number", c.cycles, c.pl, st.JobID, len(st.Cards), len(st.CardNumbers))
 		}
 		c.named[st.JobID], c.own[st.JobID] = slices.Clone(st.CardNumbers), st.CardNumbers
+		if c.handed[&st.CardNumbers[0]] {
+			c.reused++
+		}
 	}
 	return d, nil
 }
@@ -154,6 +177,52 @@ func TestCardsPlannerAsPlan(t *testing.T) {
 			t.Errorf("%v: no preemption in the run: not a test of cards freed by a yield", pol)
 		}
 	}
+}
+
+// TestRecycledListsReplayAsAllocated: on a flat machine EASY numbers
+// the cards of a start that no run of free cards holds into a list an
+// ended job's cards were handed back in (Recycler), and plans what it
+// plans from references alone, job by job; every running job keeps its
+// start's numbers throughout (cardsChecked).
+func TestRecycledListsReplayAsAllocated(t *testing.T) {
+	// 3,000 jobs of 1 to 96 cards on 256, arriving faster than they end,
+	// with runtimes from a tenth of their limits to all of them: the free
+	// cards scatter.
+	rng := rand.New(rand.NewPCG(2, 3))
+	var jobs []trace.Job
+	submit := int64(0)
+	for i := range 3000 {
+		submit += rng.Int64N(600)
+		limit := 60 + rng.Int64N(7200)
+		jobs = append(jobs, tj(strconv.Itoa(i), submit, max(limit/10, 1+rng.Int64N(limit)), limit, 1+rng.IntN(96)))
+	}
+	mk := func() CardsPlanner {
+		pl, err := solver.New(model.PolicyEASY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := pl.(Recycler); !ok {
+			t.Fatalf("EASY's %T takes back no card lists", pl)
+		}
+		return pl.(CardsPlanner)
+	}
+	flat := func() Config {
+		c, err := Flat(256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Config{Cluster: c}
+	}
+	checked := &cardsChecked{t: t, pl: mk()}
+	got := run(t, jobs, checked, flat())
+	want := run(t, jobs, planOnly{mk()}, flat())
+	if diff := cmp.Diff(want.Jobs, got.Jobs); diff != "" {
+		t.Fatalf("results differ with lists handed back (-references +numbers):\n%s", diff)
+	}
+	if checked.reused == 0 {
+		t.Fatalf("no start's cards numbered into a list handed back (%d handed back): not a test of them", len(checked.handed))
+	}
+	t.Logf("%d lists handed back, %d starts numbered into one", len(checked.handed), checked.reused)
 }
 
 // TestPlanCardsRefusesAMismatch: a planner given card numbers that do not

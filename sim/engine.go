@@ -47,6 +47,16 @@ type ClaimNamer interface {
 	ReservationNumbers(k int) []int
 }
 
+// Recycler is a CardsPlanner that takes back the card numbers its starts
+// named (model.Start.CardNumbers) once the job has ended or yielded and
+// the simulator has freed its cards: a later start's cards are numbered
+// into the list instead of a new one (solver/baseline's Planner.Recycle).
+// The simulator hands each list back once and keeps no reference to it.
+type Recycler interface {
+	CardsPlanner
+	Recycle(cards []int)
+}
+
 // Learner is a planner with memory (solver.Learner): the simulator reports
 // job events to it as they happen and each decision after executing it.
 type Learner interface {
@@ -260,12 +270,13 @@ type job struct {
 // as jobs start and end: who holds each card (cards), the queue and the
 // running jobs (lists), and what the run measures over time (meter).
 type engine struct {
-	cfg     Config
-	trace   []trace.Job
-	pl      Planner
-	learner Learner
-	lay     *model.Layout
-	epoch   time.Time
+	cfg      Config
+	trace    []trace.Job
+	pl       Planner
+	learner  Learner
+	recycler Recycler // pl's, when it takes back its starts' card lists
+	lay      *model.Layout
+	epoch    time.Time
 	// wake is the pending planning cycle a decision asked for
 	// (Decision.ReplanBy, see wakeAt); stale once passed.
 	wake int64
@@ -370,6 +381,7 @@ func newEngine(jobs []trace.Job, pl Planner, cfg Config) (*engine, error) {
 		e.epoch = DefaultEpoch
 	}
 	e.learner, _ = pl.(Learner)
+	e.recycler, _ = pl.(Recycler)
 	if cfg.Series {
 		e.reporter, _ = pl.(StatusReporter)
 	}
@@ -712,6 +724,9 @@ func (e *engine) freeCards(ji int32, t int64) {
 	}
 	e.cards.free(j.cards)
 	e.meter.acc.busyCardSeconds += float64(len(j.cards)) * float64(t-j.segStart)
+	if e.recycler != nil {
+		e.recycler.Recycle(j.cards)
+	}
 }
 
 // finish ends a job's run at t: it completed, or was killed at its limit.

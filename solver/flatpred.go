@@ -125,7 +125,7 @@ func (f *flatPred) fitNow(dur int64, req profile.Request) ([]int, profile.Outcom
 	if eligible < k {
 		return nil, profile.Claimed
 	}
-	return profile.LowestFree(f.lay, f.free, k, from), profile.Fits
+	return profile.LowestFree(f.lay, f.free, k, from, nil), profile.Fits
 }
 
 // window is how long cards free now (sorted) stay free: the claim's t

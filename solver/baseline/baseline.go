@@ -145,6 +145,24 @@ func (pl *Planner) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]i
 	return pl.PlanPrepared(ctx, s, Prepared{Order: QueueOrder(s.Queued), Cards: cards, Numbers: true})
 }
 
+// Recycle takes back the card numbers of a start this planner made, once
+// its job has ended and the caller has freed its cards and reads and
+// writes them no more (sim.Recycler): a later start on a cluster planned
+// on counts numbers its cards into the list instead of a new one. The
+// next plan's load still reads it, to free the job's cards; it is lent
+// out after that. For a caller that plans every cycle in slot 0 (Plan,
+// PlanCards), as the simulator does: another slot's kept load could read
+// a list long after. A slice of the layout's own numbers
+// (model.Layout.RunAt) is read only, and not taken.
+func (pl *Planner) Recycle(cards []int) {
+	st := pl.take()
+	defer pl.state.Store(st)
+	if lay := st.pools[0].pool; lay == nil || lay.Layout().RunAt(cards) {
+		return
+	}
+	st.spares.Retire(cards)
+}
+
 // CheckCards checks a caller's running jobs' card numbers (PlanCards) for
 // what can be checked without reading every card: one list per running
 // job, as many as it holds (model.Running.CardCount), none empty.
@@ -342,6 +360,13 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	if pooled, exact := pl.pooled(st, s); pooled {
 		pd := &st.pools[prep.Slot]
 		pool := pd.loadPool(s, prep.Cards, until, pl.FromScratch)
+		pool.SetSpares(nil)
+		if prep.Slot == 0 {
+			// The load has freed the ended jobs' cards: their lists are
+			// read no more (Recycle).
+			st.spares.Ready()
+			pool.SetSpares(&st.spares)
+		}
 		pool.SetExact(exact)
 		pool.SetLazyClaims(exact && prep.LazyClaims)
 		capa, starts = poolCap{pool}, &pd.starts

@@ -15,6 +15,9 @@ type loadState struct {
 	pools [Slots]loader // on a cluster planned on counts (Planner.pooled)
 	ids   CardIDs
 	until []int64 // scratch: each running job's busy time
+	// spares are the lists of ended jobs' cards the caller handed back
+	// (Planner.Recycle), for slot 0's pool to number starts into.
+	spares profile.Spares
 	// Whether poolLay is a pool (profile.IsPool), and one whose node
 	// names order its cards (profile.RankedByCard), asked once a layout.
 	poolLay        *model.Layout

@@ -78,6 +78,8 @@ type Pool struct {
 	usable int
 	clock  int64 // seconds Advance moved on since New or Reset
 
+	spares *Spares // where LowestFree takes its lists (SetSpares), nil: allocated
+
 	free  []uint64 // the usable cards free now, a bit each
 	ok    []uint64 // the usable cards, a bit each
 	nfree int
@@ -170,6 +172,10 @@ func (p *Pool) Reset() {
 //   - a reservation takes, among the cards free by its start, those
 //     released latest, ties and the cards free now by number.
 func (p *Pool) SetExact(on bool) { p.exact = on }
+
+// SetSpares has the pool's starts that no run of free cards holds take
+// their lists from sp (nil: allocated).
+func (p *Pool) SetSpares(sp *Spares) { p.spares = sp }
 
 // Layout returns the pool's layout.
 func (p *Pool) Layout() *model.Layout { return p.lay }
@@ -415,7 +421,7 @@ func (p *Pool) FitNow(dur int64, req Request) ([]int, Outcome) {
 		return nil, Claimed
 	}
 	if p.exact {
-		return LowestFree(p.lay, p.free, req.Cards, p.exactFrom(dur)), Fits
+		return LowestFree(p.lay, p.free, req.Cards, p.exactFrom(dur), p.spares), Fits
 	}
 	return p.pick(req.Cards), Fits
 }
@@ -435,14 +441,15 @@ func (p *Pool) exactFrom(dur int64) int {
 // layout's own numbers (model.Layout.Run), read only, when they are
 // consecutive — two starts in three of huitian-greedy's on a flat
 // 93,312-card machine, thousands of cards each, numbered then without a
-// list of their own. The caller counted them there: fewer is a broken
-// invariant, and panics.
-func LowestFree(lay *model.Layout, free []uint64, k, from int) []int {
+// list of their own. Otherwise a list of its own: one of sp's (Spares)
+// when sp is not nil, else allocated. The caller counted them there:
+// fewer is a broken invariant, and panics.
+func LowestFree(lay *model.Layout, free []uint64, k, from int, sp *Spares) []int {
 	first, run := freeRun(free, k, from)
 	if run {
 		return lay.Run(first, k)
 	}
-	out := make([]int, k)
+	out := sp.take(k)
 	n := 0
 	for w := first >> 6; w < len(free) && n < k; w++ {
 		word := free[w]
@@ -510,7 +517,7 @@ func (p *Pool) pick(k int) []int {
 	if first, ok := p.run(k); ok {
 		return p.lay.Run(first, k)
 	}
-	return LowestFree(p.lay, p.free, k, 0)
+	return LowestFree(p.lay, p.free, k, 0, p.spares)
 }
 
 // EarliestStartOr is the earliest start at or after after of a job of

@@ -429,8 +429,9 @@ func TestIsPool(t *testing.T) {
 
 // TestLowestFree: the k lowest-numbered free cards from a card on, over
 // free sets of long runs, scattered cards and both: a slice of the
-// layout's own numbers exactly when they are consecutive, and fewer free
-// than counted panics.
+// layout's own numbers exactly when they are consecutive, else a list of
+// its own (of exactly k, or from spares of its size class), and fewer
+// free than counted panics.
 func TestLowestFree(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 700).Draw(t, "cards")
@@ -465,16 +466,68 @@ func TestLowestFree(t *testing.T) {
 				}
 			}()
 		}
-		got := LowestFree(lay, free, k, from)
+		// Spares, or none; with spares, a list handed back and made ready
+		// holding numbers that must all be overwritten.
+		var sp *Spares
+		if rapid.Bool().Draw(t, "spares") {
+			sp = &Spares{}
+			old := make([]int, 1<<rapid.IntRange(0, 10).Draw(t, "class"))
+			for i := range old {
+				old[i] = -1
+			}
+			sp.Retire(old)
+			sp.Ready()
+		}
+		got := LowestFree(lay, free, k, from, sp)
 		want = want[:k]
 		if !slices.Equal(got, want) {
 			t.Fatalf("LowestFree(%d from %d) = %v, want %v", k, from, got, want)
 		}
-		if run := want[k-1]-want[0] == k-1; lay.RunAt(got) != run {
+		run := want[k-1]-want[0] == k-1
+		if lay.RunAt(got) != run {
 			t.Fatalf("LowestFree(%d from %d): a slice of the layout's numbers %v, consecutive %v", k, from, lay.RunAt(got), run)
 		}
-		if cap(got) != k {
-			t.Fatalf("LowestFree(%d): capacity %d", k, cap(got))
+		switch c := cap(got); {
+		case run:
+		case sp == nil && c != k:
+			t.Fatalf("LowestFree(%d): capacity %d", k, c)
+		case sp != nil && (c < k || c >= 2*k && c > 1 || c&(c-1) != 0):
+			t.Fatalf("LowestFree(%d) with spares: capacity %d, want the power of two from k to 2k", k, c)
 		}
 	})
+}
+
+// TestSpares: a list handed back is lent only once made ready, to a count
+// of its size class alone (a capacity of 1<<c holds counts from
+// 1<<(c-1)+1 to 1<<c), once; a list whose capacity is no size class's is
+// not kept; without spares a list is made of exactly k.
+func TestSpares(t *testing.T) {
+	var sp Spares
+	a := sp.take(100)
+	if len(a) != 100 || cap(a) != 128 {
+		t.Fatalf("take(100): len %d cap %d, want 100 and 128", len(a), cap(a))
+	}
+	sp.Retire(a)
+	sp.Retire(make([]int, 100)) // capacity 100: no class's
+	if b := sp.take(100); &b[0] == &a[0] {
+		t.Fatal("a list handed back was lent before Ready")
+	}
+	sp.Ready()
+	if b := sp.take(64); &b[0] == &a[0] {
+		t.Fatal("a list of capacity 128 lent for 64 cards (class 64)")
+	}
+	if b := sp.take(129); &b[0] == &a[0] {
+		t.Fatal("a list of capacity 128 lent for 129 cards")
+	}
+	b := sp.take(65)
+	if &b[0] != &a[0] || len(b) != 65 {
+		t.Fatalf("take(65) after Ready: not the list handed back (len %d)", len(b))
+	}
+	if c := sp.take(65); &c[0] == &a[0] {
+		t.Fatal("a list lent twice")
+	}
+	var none *Spares
+	if d := none.take(100); len(d) != 100 || cap(d) != 100 {
+		t.Fatalf("nil spares: len %d cap %d, want 100 and 100", len(d), cap(d))
+	}
 }
