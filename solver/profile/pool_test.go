@@ -471,6 +471,7 @@ func TestLowestFree(t *testing.T) {
 		var sp *Spares
 		if rapid.Bool().Draw(t, "spares") {
 			sp = &Spares{}
+			sp.Retire(make([]int, 1))
 			old := make([]int, 1<<rapid.IntRange(0, 10).Draw(t, "class"))
 			for i := range old {
 				old[i] = -1
@@ -497,24 +498,30 @@ func TestLowestFree(t *testing.T) {
 	})
 }
 
-// TestSpares: a list handed back is lent only once made ready, to a count
-// of its size class alone (a capacity of 1<<c holds counts from
+// TestSpares: lists are made of exactly k until one is handed back; a
+// list handed back is lent only once made ready, to a count of its size
+// class alone (a capacity of 1<<c holds counts from
 // 1<<(c-1)+1 to 1<<c), once; a list whose capacity is no size class's is
 // not kept; without spares a list is made of exactly k.
 func TestSpares(t *testing.T) {
 	var sp Spares
+	if a := sp.take(100); cap(a) != 100 {
+		t.Fatalf("take(100) before any list was handed back: cap %d, want 100", cap(a))
+	}
+	sp.Retire(make([]int, 1))
 	a := sp.take(100)
 	if len(a) != 100 || cap(a) != 128 {
 		t.Fatalf("take(100): len %d cap %d, want 100 and 128", len(a), cap(a))
 	}
 	sp.Retire(a)
-	sp.Retire(make([]int, 100)) // capacity 100: no class's
+	odd := make([]int, 100) // capacity 100: class 64
+	sp.Retire(odd)
 	if b := sp.take(100); &b[0] == &a[0] {
 		t.Fatal("a list handed back was lent before Ready")
 	}
 	sp.Ready()
-	if b := sp.take(64); &b[0] == &a[0] {
-		t.Fatal("a list of capacity 128 lent for 64 cards (class 64)")
+	if b := sp.take(64); &b[0] == &a[0] || &b[0] != &odd[0] {
+		t.Fatal("take(64): not the list of capacity 100 (class 64)")
 	}
 	if b := sp.take(129); &b[0] == &a[0] {
 		t.Fatal("a list of capacity 128 lent for 129 cards")

@@ -10,14 +10,16 @@ import "math/bits"
 // live only as long as their jobs run; taking fresh memory for each was
 // most of what the replay spent beyond the 100-processor one.
 //
-// A list is kept by size class (a capacity of 1<<c holds any count up to
-// it), made with its class's capacity, and lent out whole. A list handed
+// A list is kept by size class, the largest power of two its capacity
+// holds, and lent for a count up to that; once lists are handed back, new
+// ones are made with their class's capacity, to be lent again whole. A list handed
 // back is retired until Ready: the planner's next load still reads it
 // (the ended job's cards, to free them). The zero value is ready; it is
 // not safe for concurrent use.
 type Spares struct {
 	retired [][]int
 	ready   [bits.UintSize][][]int
+	handed  bool // a list was ever handed back: make lists of a class's capacity
 }
 
 // maxSpares bounds each class's kept lists.
@@ -26,8 +28,9 @@ const maxSpares = 64
 // Retire hands back a list no one reads or writes any more but the
 // planner's next load.
 func (s *Spares) Retire(cards []int) {
-	if c := cap(cards); c > 0 && c&(c-1) == 0 {
+	if cap(cards) > 0 {
 		s.retired = append(s.retired, cards)
+		s.handed = true
 	}
 }
 
@@ -45,9 +48,10 @@ func (s *Spares) Ready() {
 }
 
 // take returns a list of k numbers to fill: a ready one of k's class, or
-// a new one with the class's capacity. A nil s makes a list of exactly k.
+// a new one with the class's capacity. A nil s, or one whose caller never
+// hands lists back (huitian's guarantee), makes a list of exactly k.
 func (s *Spares) take(k int) []int {
-	if s == nil || k <= 0 {
+	if s == nil || !s.handed || k <= 0 {
 		return make([]int, k)
 	}
 	c := bits.Len(uint(k - 1))
