@@ -444,6 +444,12 @@ func (c *CardIDs) Resolve(s *model.Snapshot) ([][]int, error) {
 		if got.ids == nil {
 			e, bad, ok := c.of(r.Job.ID, r.Cards)
 			if !ok {
+				// The jobs before this one may have been answered anew in
+				// the map but not in the last list, which then holds an
+				// older answer than the map for them: the next cycle
+				// would give a job found in the list one slice, and the
+				// cycle after, missing it there, the map's other one.
+				c.last = c.last[:0]
 				return nil, fmt.Errorf("%w: running[%d].cards[%d]: card %s does not exist", model.ErrInvalid, i, bad, r.Cards[bad])
 			}
 			got = resolved{r.Job.ID, e}
