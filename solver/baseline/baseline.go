@@ -157,7 +157,7 @@ func (pl *Planner) PlanCards(ctx context.Context, s *model.Snapshot, cards [][]i
 func (pl *Planner) Recycle(cards []int) {
 	st := pl.take()
 	defer pl.state.Store(st)
-	if lay := st.pools[0].pool; lay == nil || lay.Layout().RunAt(cards) {
+	if pool := st.pools[0].pool; pool == nil || pool.Layout().RunAt(cards) {
 		return
 	}
 	st.spares.Retire(cards)
@@ -360,7 +360,6 @@ func (pl *Planner) plan(ctx context.Context, s *model.Snapshot, prep Prepared, m
 	if pooled, exact := pl.pooled(st, s); pooled {
 		pd := &st.pools[prep.Slot]
 		pool := pd.loadPool(s, prep.Cards, until, pl.FromScratch)
-		pool.SetSpares(nil)
 		if prep.Slot == 0 {
 			// The load has freed the ended jobs' cards: their lists are
 			// read no more (Recycle).

@@ -487,17 +487,20 @@ func (r *remaining) init(total *Dist, limit, elapsed, progress float64) {
 	}
 }
 
-// at is the k-th grid point: Beyond's, capped at what is left of the
-// limit, blended with the progress's estimate as Mix does.
+// at is the k-th grid point: Beyond's (uniform over what is left of the
+// limit when the history cannot explain the job), capped at what is left
+// of the limit, blended with the progress's estimate as Mix does.
 func (r *remaining) at(k int) float64 {
 	if r.none {
 		return 0
 	}
-	v := r.left * float64(k) / (Grid - 1)
-	if !r.unexplained {
+	var v float64
+	if r.unexplained {
+		v = r.left * float64(k) / (Grid - 1)
+	} else {
 		v = r.total.beyondAt(r.f, r.elapsed, k)
 	}
-	v = min(v, r.left)
+	v = min(v, r.left) // k/(Grid−1)·left may round above left
 	if r.blend {
 		v = mixAt(r.byProgress, v, r.progress)
 	}

@@ -12,10 +12,12 @@ import "math/bits"
 //
 // A list is kept by size class, the largest power of two its capacity
 // holds, and lent for a count up to that; once lists are handed back, new
-// ones are made with their class's capacity, to be lent again whole. A list handed
-// back is retired until Ready: the planner's next load still reads it
-// (the ended job's cards, to free them). The zero value is ready; it is
-// not safe for concurrent use.
+// ones are made with their class's capacity, to be lent again whole. A
+// list handed back is retired until Ready: the planner's next load still
+// reads it (the ended job's cards, to free them). Only slot 0's pool
+// takes from them (baseline's plan): each slot's pool is its own, and
+// another slot's kept load could read a list long after. The zero value
+// is ready; it is not safe for concurrent use.
 type Spares struct {
 	retired [][]int
 	ready   [bits.UintSize][][]int
