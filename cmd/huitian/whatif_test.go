@@ -315,10 +315,11 @@ func TestWhatifPlacementSuffix(t *testing.T) {
 // TestWhatifOneNodeSuffix: +onenode (solver.Config.OneNodeGangs) and
 // +nosat (no saturation threshold) go with the huitian planners only, in
 // any order with a placement suffix. On
-// KTH-SP2's first 2,000 jobs on 80 processors huitian-greedy lends
-// multi-processor jobs beyond EASY (job 1400, 8 processors, first) and
-// so runs apart from EASY; lending one node's cards only, on single-card
-// nodes, it lends to one-processor jobs alone and runs as EASY does.
+// KTH-SP2's first 2,000 jobs on 128 processors huitian-greedy lends
+// multi-processor jobs beyond EASY and so runs apart from EASY; lending
+// one node's cards only, on single-card nodes, it lends to one-processor
+// jobs alone and runs as EASY does. (On 80 processors the queue is too
+// deep to lend beyond EASY: Config.SaturatedBacklog.)
 func TestWhatifOneNodeSuffix(t *testing.T) {
 	runs, err := parsePolicies("huitian-greedy+onenode,huitian+bestfit+onenode,huitian+onenode+aligned,huitian", 0)
 	if err != nil {
@@ -344,7 +345,7 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 		t.Skipf("the shared traces are not here (%v)", err)
 	}
 	head := kthHead(t, dir, 2000)
-	r := whatifResults(t, 3, "--trace", head, "--filter", "strong", "--cluster", "flat:80",
+	r := whatifResults(t, 3, "--trace", head, "--filter", "strong", "--cluster", "flat:128",
 		"--policy", "easy,huitian-greedy,huitian-greedy+onenode")
 	same := func(a, b int) bool { return r[a].sameRun(r[b]) }
 	if same(0, 1) {
@@ -364,7 +365,7 @@ func TestWhatifOneNodeSuffix(t *testing.T) {
 }
 
 // TestWhatifUsersDrop: --users drop replays a trace as a log without user
-// ids. On KTH-SP2's first 2,000 jobs on 80 processors huitian-greedy lends
+// ids. On KTH-SP2's first 2,000 jobs on 128 processors huitian-greedy lends
 // beyond EASY on its users' own histories (TestWhatifOneNodeSuffix); with
 // the ids dropped every job falls back to the history of all users, whose
 // error is too high to lend on, and it runs as EASY does.
@@ -374,7 +375,7 @@ func TestWhatifUsersDrop(t *testing.T) {
 		t.Skipf("the shared traces are not here (%v)", err)
 	}
 	head := kthHead(t, dir, 2000)
-	args := []string{"whatif", "--trace", head, "--filter", "strong", "--cluster", "flat:80", "--policy", "easy,huitian-greedy", "--json"}
+	args := []string{"whatif", "--trace", head, "--filter", "strong", "--cluster", "flat:128", "--policy", "easy,huitian-greedy", "--json"}
 	for _, users := range []string{"keep", "drop"} {
 		out, stderr, err := runCLI(t, append(args, "--users", users)...)
 		if err != nil {
