@@ -265,19 +265,29 @@ func lendingWorld(fillers int, mainRuns time.Duration) (*model.Snapshot, *Huitia
 
 // TestNoLendingBeyondEASYWhenSaturated: the short job is lent the free card
 // on its estimate while the queue is light; when the queued work would keep
-// the whole cluster busy for more than SaturatedBacklog, it waits, and the
-// plan is EASY's.
+// the whole cluster busy for more than SaturatedBacklog (default 8 h), it
+// waits, and the plan is EASY's.
 func TestNoLendingBeyondEASYWhenSaturated(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		fillers int
+		mid     time.Duration // the limit of one more 4-card job behind, if any
+		backlog time.Duration // Config.SaturatedBacklog, if not the default
 		lent    bool
 	}{
-		{"light queue: lent on its estimate", 0, true},
-		{"72 h of queued work on 4 cards: waits", 3, false},
+		{"light queue: lent on its estimate", 0, 0, 0, true},
+		{"12 h of queued work on 4 cards: waits", 0, 10 * time.Hour, 0, false},
+		{"12 h of queued work, saturated past 24 h: lent", 0, 10 * time.Hour, 24 * time.Hour, true},
+		{"72 h of queued work on 4 cards: waits", 3, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, h := saturationWorld(tc.fillers)
+			if tc.mid > 0 {
+				s.Queued = append(s.Queued, modeltest.Job("mid").Cards(4).Limit(tc.mid).SubmitAfter(3*time.Hour).Build())
+			}
+			if tc.backlog > 0 {
+				h.cfg.SaturatedBacklog = tc.backlog
+			}
 			if err := s.Validate(); err != nil {
 				t.Fatal(err)
 			}
