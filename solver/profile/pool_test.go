@@ -501,8 +501,9 @@ func TestLowestFree(t *testing.T) {
 // TestSpares: lists are made of exactly k until one is handed back; a
 // list handed back is lent only once made ready, to a count of its size
 // class alone (a capacity of 1<<c holds counts from
-// 1<<(c-1)+1 to 1<<c), once; a list whose capacity is no size class's is
-// not kept; without spares a list is made of exactly k.
+// 1<<(c-1)+1 to 1<<c), once; a list whose capacity is no power of two is
+// kept in the class of the largest one it holds; without spares a list is
+// made of exactly k.
 func TestSpares(t *testing.T) {
 	var sp Spares
 	if a := sp.take(100); cap(a) != 100 {
